@@ -1,0 +1,205 @@
+// Package dbtest gives each test its own PostgreSQL database, cloned from a
+// template that is migrated and seeded once per test binary.
+//
+// Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+//
+// and in a test:
+//
+//	bdb := dbtest.New(t)
+package dbtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/db/seed"
+)
+
+// DefaultServerURL is used when DATABASE_URL is not set. Its database part is ignored.
+const DefaultServerURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+var (
+	setupOnce   sync.Once
+	setupErr    error
+	serverURL   string
+	template    string
+	dbCounter   atomic.Int64
+	namePrefix  = "feedapi_t" + strconv.Itoa(os.Getpid()) + "_"
+	leftoverRe  = regexp.MustCompile(`^feedapi_t(\d+)_`)
+	adminConnMu sync.Mutex
+)
+
+// Main runs the tests and drops the template afterwards.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if template != "" {
+		if err := dropDatabase(context.Background(), template); err != nil {
+			fmt.Fprintln(os.Stderr, "dbtest:", err)
+		}
+	}
+	return code
+}
+
+// URL returns the connection URL of the named database on the test server.
+func URL(name string) string {
+	cfg, err := pgx.ParseConfig(serverURLFromEnv())
+	if err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+}
+
+// New returns a connection to a fresh database cloned from the seeded
+// template. The database is dropped when the test ends.
+func New(t testing.TB) *bun.DB {
+	bdb, _ := NewWithURL(t)
+	return bdb
+}
+
+// NewWithURL is New that also returns the database's URL, for code that opens
+// its own connections (commands, servers).
+func NewWithURL(t testing.TB) (*bun.DB, string) {
+	t.Helper()
+	ctx := context.Background()
+	setupOnce.Do(func() { setupErr = setup(ctx) })
+	if setupErr != nil {
+		t.Fatalf("dbtest: %v", setupErr)
+	}
+	name := namePrefix + strconv.FormatInt(dbCounter.Add(1), 10)
+	if err := adminExec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{template}.Sanitize()); err != nil {
+		t.Fatalf("dbtest: clone template: %v", err)
+	}
+	url := URL(name)
+	bdb, err := db.Open(url, db.Options{MaxOpenConns: 8})
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(func() {
+		bdb.Close()
+		if err := dropDatabase(context.Background(), name); err != nil {
+			t.Errorf("dbtest: %v", err)
+		}
+	})
+	return bdb, url
+}
+
+// NewEmpty returns the URL of a database name that does not exist yet, for
+// tests of migration from nothing. It is dropped when the test ends.
+func NewEmpty(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	setupOnce.Do(func() { setupErr = setup(ctx) })
+	if setupErr != nil {
+		t.Fatalf("dbtest: %v", setupErr)
+	}
+	name := namePrefix + strconv.FormatInt(dbCounter.Add(1), 10)
+	t.Cleanup(func() {
+		if err := dropDatabase(context.Background(), name); err != nil {
+			t.Errorf("dbtest: %v", err)
+		}
+	})
+	return URL(name)
+}
+
+func serverURLFromEnv() string {
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultServerURL
+}
+
+// setup checks the server, removes databases left by crashed test runs, and
+// builds this binary's template.
+func setup(ctx context.Context) error {
+	serverURL = serverURLFromEnv()
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := adminExec(pingCtx, "SELECT 1"); err != nil {
+		return fmt.Errorf("PostgreSQL is not reachable at %s (set DATABASE_URL, or start it with "+
+			"`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`): %w", serverURL, err)
+	}
+	dropLeftovers(ctx)
+
+	template = namePrefix + "template"
+	url := URL(template)
+	if err := db.Migrate(ctx, url, io.Discard); err != nil {
+		return fmt.Errorf("migrate template: %w", err)
+	}
+	bdb, err := db.Open(url, db.Options{NoStatementLimit: true})
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+	if _, err := seed.Run(ctx, bdb, seed.Options{}, io.Discard); err != nil {
+		return fmt.Errorf("seed template: %w", err)
+	}
+	if _, err := bdb.ExecContext(ctx, "ANALYZE"); err != nil {
+		return fmt.Errorf("analyze template: %w", err)
+	}
+	return nil
+}
+
+// dropLeftovers drops test databases whose creating process no longer runs.
+func dropLeftovers(ctx context.Context) {
+	conn, err := adminConn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'feedapi_t%'")
+	if err != nil {
+		return
+	}
+	names, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+	for _, name := range names {
+		m := leftoverRe.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + m[1]); err == nil {
+			continue // still running
+		}
+		_ = dropDatabase(ctx, name)
+	}
+}
+
+func adminConn(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(serverURLFromEnv())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Database = "postgres"
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+func adminExec(ctx context.Context, sql string) error {
+	// CREATE DATABASE … TEMPLATE fails while another clone of the same template
+	// is being made, so clones are serialised within the process.
+	adminConnMu.Lock()
+	defer adminConnMu.Unlock()
+	conn, err := adminConn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func dropDatabase(ctx context.Context, name string) error {
+	return adminExec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+}

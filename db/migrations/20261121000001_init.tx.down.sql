@@ -1,0 +1,6 @@
+DROP TABLE IF EXISTS api_keys;
+DROP TABLE IF EXISTS etf_flows;
+DROP TYPE IF EXISTS etf_asset;
+DROP TABLE IF EXISTS firehose_messages;
+DROP TABLE IF EXISTS briefs;
+DROP TABLE IF EXISTS posts;

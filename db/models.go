@@ -1,0 +1,157 @@
+package db
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Post is one item of the curated feed.
+type Post struct {
+	bun.BaseModel `bun:"table:posts"`
+
+	ID                int64           `bun:"id,pk"`
+	Source            string          `bun:"source,notnull"`
+	Username          string          `bun:"username,notnull"`
+	Body              string          `bun:"body,notnull"`
+	URL               *string         `bun:"url"`
+	OriginalSourceURL *string         `bun:"original_source_url"`
+	Raw               json.RawMessage `bun:"raw,type:jsonb,notnull"`
+	CreatedAt         time.Time       `bun:"created_at,notnull"`
+}
+
+// UID is the stable cross-session identifier of the post.
+func (p *Post) UID() string { return "cp_" + strconv.FormatInt(p.ID, 10) }
+
+// Brief is the weekly Markdown digest of the curated feed.
+type Brief struct {
+	bun.BaseModel `bun:"table:briefs"`
+
+	ID        int64     `bun:"id,pk"`
+	WeekStart time.Time `bun:"week_start,type:date,notnull"`
+	WeekEnd   time.Time `bun:"week_end,type:date,notnull"`
+	PostCount int       `bun:"post_count,notnull"`
+	Content   string    `bun:"content,notnull"`
+	CreatedAt time.Time `bun:"created_at,notnull"`
+}
+
+// UID is the stable cross-session identifier of the brief.
+func (b *Brief) UID() string { return "wb_" + strconv.FormatInt(b.ID, 10) }
+
+// Pane is one of the fixed partitions of the firehose.
+type Pane string
+
+// The firehose panes, in the order the contract lists them.
+const (
+	PaneNews      Pane = "news"
+	PaneCrypto    Pane = "crypto"
+	PaneWire      Pane = "wire"
+	PaneBlogs     Pane = "blogs"
+	PaneTwitter   Pane = "twitter"
+	PaneIansintel Pane = "iansintel"
+)
+
+// Panes lists every pane, sorted.
+var Panes = []Pane{PaneBlogs, PaneCrypto, PaneIansintel, PaneNews, PaneTwitter, PaneWire}
+
+// Valid reports whether p is one of the known panes.
+func (p Pane) Valid() bool {
+	for _, known := range Panes {
+		if p == known {
+			return true
+		}
+	}
+	return false
+}
+
+// FirehoseMessage is one item of the unfiltered upstream news stream.
+type FirehoseMessage struct {
+	bun.BaseModel `bun:"table:firehose_messages"`
+
+	ID                int64     `bun:"id,pk"`
+	Pane              Pane      `bun:"pane,notnull"`
+	Source            string    `bun:"source,notnull"`
+	SourceName        *string   `bun:"source_name"`
+	Name              *string   `bun:"name"`
+	Username          *string   `bun:"username"`
+	Title             *string   `bun:"title"`
+	Body              *string   `bun:"body"`
+	SummaryAI         *string   `bun:"summary_ai"`
+	Important         bool      `bun:"important,notnull"`
+	URL               *string   `bun:"url"`
+	OriginalSourceURL *string   `bun:"original_source_url"`
+	CreatedAt         time.Time `bun:"created_at,notnull"`
+}
+
+// UID is the stable cross-session identifier of the message.
+func (m *FirehoseMessage) UID() string { return "tm_" + strconv.FormatInt(m.ID, 10) }
+
+// Asset is an asset with US spot ETFs.
+type Asset string
+
+// The ETF assets, in the contract's order (also the etf_asset enum's order).
+const (
+	AssetBTC  Asset = "BTC"
+	AssetETH  Asset = "ETH"
+	AssetSOL  Asset = "SOL"
+	AssetHYPE Asset = "HYPE"
+)
+
+// Assets lists every asset in the contract's order.
+var Assets = []Asset{AssetBTC, AssetETH, AssetSOL, AssetHYPE}
+
+// Valid reports whether a is one of the known assets.
+func (a Asset) Valid() bool {
+	for _, known := range Assets {
+		if a == known {
+			return true
+		}
+	}
+	return false
+}
+
+// EtfFlow is one day of US spot-ETF flows for one asset, in raw US dollars.
+type EtfFlow struct {
+	bun.BaseModel `bun:"table:etf_flows"`
+
+	Asset        Asset     `bun:"asset,pk,type:etf_asset"`
+	FlowDate     time.Time `bun:"flow_date,pk,type:date"`
+	NetInflow    Money     `bun:"net_inflow,type:numeric(20,2),notnull"`
+	CumNetInflow Money     `bun:"cum_net_inflow,type:numeric(20,2),notnull"`
+	NetAssets    Money     `bun:"net_assets,type:numeric(20,2),notnull"`
+	ValueTraded  Money     `bun:"value_traded,type:numeric(20,2),notnull"`
+	UpdatedAt    time.Time `bun:"updated_at,notnull"`
+}
+
+// UID is the stable identifier of the record: etf_<ASSET>_<YYYY-MM-DD>.
+func (f *EtfFlow) UID() string {
+	return "etf_" + string(f.Asset) + "_" + f.FlowDate.Format(time.DateOnly)
+}
+
+// Tier is the access level of an API key.
+type Tier string
+
+// The key tiers.
+const (
+	TierFree     Tier = "free"
+	TierPro      Tier = "pro"
+	TierInternal Tier = "internal"
+)
+
+// Valid reports whether t is a known tier.
+func (t Tier) Valid() bool { return t == TierFree || t == TierPro || t == TierInternal }
+
+// APIKey is an issued key. Only the SHA-256 hash of the secret is stored.
+type APIKey struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID        int64      `bun:"id,pk,autoincrement"`
+	KeyHash   []byte     `bun:"key_hash,notnull"`
+	Prefix    string     `bun:"prefix,notnull"`
+	Tier      Tier       `bun:"tier,notnull"`
+	Name      string     `bun:"name,notnull"`
+	CreatedAt time.Time  `bun:"created_at,notnull,default:current_timestamp"`
+	RevokedAt *time.Time `bun:"revoked_at"`
+}

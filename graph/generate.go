@@ -1,0 +1,3 @@
+package graph
+
+//go:generate go tool gqlgen generate --config ../gqlgen.yml

@@ -1,0 +1,112 @@
+// Package scalar holds the marshallers of feedapi's custom GraphQL scalars.
+// They write the contract's exact formats with appends into small buffers,
+// because they run once per field of every item served.
+package scalar
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/feedapi/feedapi/db"
+)
+
+// DateTimeLayout is the contract's timestamp format: UTC, milliseconds, Z.
+const DateTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// MarshalDateTime writes t in UTC as YYYY-MM-DDTHH:MM:SS.sssZ.
+func MarshalDateTime(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		var buf [len(DateTimeLayout) + 2]byte
+		b := append(buf[:0], '"')
+		b = t.UTC().AppendFormat(b, DateTimeLayout)
+		b = append(b, '"')
+		w.Write(b) //nolint:errcheck // gqlgen's writers buffer and report nothing
+	})
+}
+
+// UnmarshalDateTime accepts an RFC 3339 date-time with Z or an offset.
+func UnmarshalDateTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("DateTime must be an RFC 3339 string, got %T", v)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, errors.New("DateTime must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
+	}
+	return t.UTC(), nil
+}
+
+// MarshalDate writes t as YYYY-MM-DD.
+func MarshalDate(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		var buf [len(time.DateOnly) + 2]byte
+		b := append(buf[:0], '"')
+		b = t.AppendFormat(b, time.DateOnly)
+		b = append(b, '"')
+		w.Write(b) //nolint:errcheck
+	})
+}
+
+// UnmarshalDate accepts a real calendar day written YYYY-MM-DD.
+func UnmarshalDate(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("Date must be a string YYYY-MM-DD, got %T", v)
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, errors.New("Date must be a calendar date YYYY-MM-DD")
+	}
+	return t, nil
+}
+
+// MarshalMoney writes m as a plain decimal JSON number with two fraction digits.
+func MarshalMoney(m db.Money) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		var buf [24]byte
+		b, _ := m.AppendText(buf[:0])
+		w.Write(b) //nolint:errcheck
+	})
+}
+
+// UnmarshalMoney accepts a decimal string or a JSON number with at most two decimals.
+func UnmarshalMoney(v any) (db.Money, error) {
+	switch x := v.(type) {
+	case string:
+		return db.ParseMoney(x)
+	case json.Number:
+		return db.ParseMoney(x.String())
+	case int64:
+		return db.Money(x * 100), nil
+	case int:
+		return db.Money(int64(x) * 100), nil
+	default:
+		return 0, fmt.Errorf("Money must be a decimal number, got %T", v)
+	}
+}
+
+// MarshalJSON writes a stored JSON document unchanged.
+func MarshalJSON(raw json.RawMessage) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		if len(raw) == 0 {
+			io.WriteString(w, "null") //nolint:errcheck
+			return
+		}
+		w.Write(raw) //nolint:errcheck
+	})
+}
+
+// UnmarshalJSON re-encodes an input value as JSON.
+func UnmarshalJSON(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("JSON: %w", err)
+	}
+	return b, nil
+}
