@@ -1,0 +1,59 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// InsertAPIKey stores a new key and fills in its id and creation time.
+func InsertAPIKey(ctx context.Context, idb bun.IDB, k *APIKey) error {
+	if _, err := idb.NewInsert().Model(k).Returning("id, created_at").Exec(ctx); err != nil {
+		return fmt.Errorf("insert api key: %w", err)
+	}
+	return nil
+}
+
+// APIKeyByHash returns the key with the given secret hash, revoked or not.
+func APIKeyByHash(ctx context.Context, idb bun.IDB, hash []byte) (APIKey, error) {
+	var k APIKey
+	err := idb.NewSelect().Model(&k).Where("key_hash = ?", hash).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return APIKey{}, ErrNotFound
+	}
+	if err != nil {
+		return APIKey{}, fmt.Errorf("look up api key: %w", err)
+	}
+	return k, nil
+}
+
+// ListAPIKeys returns every key, oldest first.
+func ListAPIKeys(ctx context.Context, idb bun.IDB) ([]APIKey, error) {
+	var ks []APIKey
+	if err := idb.NewSelect().Model(&ks).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return ks, nil
+}
+
+// RevokeAPIKey marks the key revoked at the given time, unless it already is,
+// and returns it. A missing key gives ErrNotFound.
+func RevokeAPIKey(ctx context.Context, idb bun.IDB, id int64, at time.Time) (APIKey, error) {
+	var k APIKey
+	err := idb.NewUpdate().Model(&k).
+		Set("revoked_at = coalesce(revoked_at, ?)", at).
+		Where("id = ?", id).
+		Returning("*").
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return APIKey{}, ErrNotFound
+	}
+	if err != nil {
+		return APIKey{}, fmt.Errorf("revoke api key %d: %w", id, err)
+	}
+	return k, nil
+}
