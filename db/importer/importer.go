@@ -1,0 +1,325 @@
+// Package importer loads NDJSON files into feedapi's tables; it is the
+// operator command `feedapi import posts|briefs|firehose|etf-flows [FILE|-]`.
+//
+// Each line is one JSON object with the REST field names of its resource
+// (posts also take raw, briefs content, the firehose summary_ai); uid is
+// derived from the id and ignored. A line is validated completely before any
+// of it is written: a bad line is reported as "line N: field: problem" and
+// skipped, the others are upserted by primary key in batches, one transaction
+// per batch. Importing the same file again changes nothing, and a row that
+// would not change is not rewritten.
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+const (
+	defaultBatchSize = 1000
+	maxLineBytes     = 1 << 20  // longer lines are rejected, not read into memory
+	maxBatchBytes    = 32 << 20 // a batch is written early when its lines reach this size
+	progressEvery    = 10000    // lines read between two progress lines
+)
+
+// Options tunes an import. The zero value is usable.
+type Options struct {
+	// BatchSize is the number of rows per INSERT statement, each batch in its
+	// own transaction (default 1000).
+	BatchSize int
+	// Progress, when not nil, receives a line every 10,000 lines read and a
+	// final summary.
+	Progress io.Writer
+	// Rejects, when not nil, receives "line N: field: problem" for each
+	// rejected line, in line order.
+	Rejects io.Writer
+}
+
+// Result counts the lines of an import; blank lines are not counted. When
+// Import returns no error, Read = Imported + Rejected. A line replaced by a
+// later line with the same key counts as imported.
+type Result struct {
+	Read, Imported, Rejected int
+}
+
+// ErrRejected is returned by Result.Err when lines were rejected.
+var ErrRejected = errors.New("lines rejected")
+
+// Err returns an error wrapping ErrRejected when some lines were rejected, so
+// that the import command can fail after a partial import.
+func (r Result) Err() error {
+	if r.Rejected > 0 {
+		return fmt.Errorf("%d of %d lines: %w", r.Rejected, r.Read, ErrRejected)
+	}
+	return nil
+}
+
+// Import reads NDJSON lines of the given kind from r and upserts the valid
+// ones into bdb. Rejected lines are reported to opts.Rejects and counted in
+// the Result; the error is for reading r or writing to the database, and a
+// batch that fails is rolled back entirely. Lines after the last written
+// batch are not written when an error is returned.
+func Import(ctx context.Context, bdb *bun.DB, kind Kind, r io.Reader, opts Options) (Result, error) {
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = defaultBatchSize
+	}
+	if opts.Rejects == nil {
+		opts.Rejects = io.Discard
+	}
+	switch kind {
+	case KindPosts:
+		return run(ctx, bdb, r, opts, resource[db.Post, int64]{
+			kind:  kind,
+			parse: parsePost,
+			key:   func(p *db.Post) int64 { return p.ID },
+		})
+	case KindBriefs:
+		return run(ctx, bdb, r, opts, resource[db.Brief, int64]{
+			kind:      kind,
+			parse:     parseBrief,
+			key:       func(b *db.Brief) int64 { return b.ID },
+			conflicts: weekConflicts,
+		})
+	case KindFirehose:
+		return run(ctx, bdb, r, opts, resource[db.FirehoseMessage, int64]{
+			kind:  kind,
+			parse: parseFirehose,
+			key:   func(m *db.FirehoseMessage) int64 { return m.ID },
+		})
+	case KindEtfFlows:
+		return run(ctx, bdb, r, opts, resource[db.EtfFlow, etfKey]{
+			kind:  kind,
+			parse: parseEtfFlow,
+			key:   func(f *db.EtfFlow) etfKey { return etfKey{f.Asset, f.FlowDate} },
+		})
+	}
+	_, err := ParseKind(string(kind))
+	return Result{}, err
+}
+
+// importer is the state of one import: the counts, the batch being filled
+// and the rejects not yet reported.
+type importer[T any, K comparable] struct {
+	res  resource[T, K]
+	bdb  *bun.DB
+	opts Options
+
+	result   Result
+	reported int // result.Read at the last progress line
+
+	rows     []T
+	lines    []int     // line number of each row
+	index    map[K]int // position of each key in rows
+	accepted int       // lines accepted since the last flush, replaced ones included
+	size     int       // bytes of those lines
+	rejects  []reject  // lines rejected since the last flush
+}
+
+// reject is a rejected line and why.
+type reject struct {
+	line int
+	err  error
+}
+
+func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opts Options, res resource[T, K]) (Result, error) {
+	im := &importer[T, K]{res: res, bdb: bdb, opts: opts, index: map[K]int{}}
+	if err := im.readAll(ctx, r); err != nil {
+		return im.result, fmt.Errorf("import %s: %w", res.kind, err)
+	}
+	im.progress("done, ")
+	return im.result, nil
+}
+
+func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(br, buf)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read line %d: %w", n, err)
+		}
+		buf = line[:0]
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\uFEFF")) // byte order mark
+		}
+		switch {
+		case tooLong:
+			im.result.Read++
+			im.reject(n, &fieldError{"json", fmt.Sprintf("line longer than %d bytes", maxLineBytes)})
+		case len(bytes.TrimSpace(line)) == 0:
+			continue
+		default:
+			im.result.Read++
+			im.add(n, line)
+		}
+		if len(im.rows) >= im.opts.BatchSize || len(im.rejects) >= im.opts.BatchSize || im.size >= maxBatchBytes {
+			if err := im.flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return im.flush(ctx)
+}
+
+// readLine returns the next line without its line ending, reusing buf.
+// A line longer than maxLineBytes is consumed but not kept: tooLong is set.
+// At the end of the input it returns io.EOF.
+func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong bool, err error) {
+	line = buf[:0]
+	read := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		read += len(chunk)
+		if !tooLong && len(line)+len(chunk) <= maxLineBytes+len("\r\n") {
+			line = append(line, chunk...)
+		} else {
+			tooLong = true
+		}
+		if err == nil || (err == io.EOF && read > 0) {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, false, err
+		}
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return line, tooLong || len(line) > maxLineBytes, nil
+}
+
+// add validates one line and adds its row to the batch; within a batch the
+// last line with a key replaces earlier ones.
+func (im *importer[T, K]) add(n int, line []byte) {
+	o, ferr := decodeObject(line)
+	if ferr != nil {
+		im.reject(n, ferr)
+		return
+	}
+	row, err := im.res.parse(o)
+	if err != nil {
+		im.reject(n, err)
+		return
+	}
+	if i, dup := im.index[im.res.key(&row)]; dup {
+		im.rows[i], im.lines[i] = row, n
+	} else {
+		im.index[im.res.key(&row)] = len(im.rows)
+		im.rows = append(im.rows, row)
+		im.lines = append(im.lines, n)
+	}
+	im.accepted++
+	im.size += len(line)
+}
+
+func (im *importer[T, K]) reject(n int, err error) {
+	im.result.Rejected++
+	im.rejects = append(im.rejects, reject{n, err})
+}
+
+// flush writes the batch in one transaction, then reports the rejects of its
+// lines in line order and, every so often, the progress.
+func (im *importer[T, K]) flush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var late []reject // rows the database check refused
+	if len(im.rows) > 0 {
+		err := im.bdb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			rows := im.rows
+			if im.res.conflicts != nil {
+				bad, err := im.res.conflicts(ctx, tx, rows)
+				if err != nil {
+					return err
+				}
+				rows = make([]T, 0, len(im.rows))
+				for i, row := range im.rows {
+					if e, ok := bad[i]; ok {
+						late = append(late, reject{im.lines[i], e})
+					} else {
+						rows = append(rows, row)
+					}
+				}
+			}
+			return upsert(ctx, tx, rows)
+		})
+		if err != nil {
+			_ = im.writeRejects()
+			return fmt.Errorf("write lines %d to %d: %w", slices.Min(im.lines), slices.Max(im.lines), err)
+		}
+	}
+	im.result.Imported += im.accepted - len(late)
+	im.result.Rejected += len(late)
+	im.rejects = append(im.rejects, late...)
+	im.rows, im.lines, im.accepted, im.size = im.rows[:0], im.lines[:0], 0, 0
+	clear(im.index)
+	if err := im.writeRejects(); err != nil {
+		return err
+	}
+	if im.result.Read-im.reported >= progressEvery {
+		im.progress("")
+	}
+	return nil
+}
+
+func (im *importer[T, K]) writeRejects() error {
+	sort.SliceStable(im.rejects, func(i, j int) bool { return im.rejects[i].line < im.rejects[j].line })
+	defer func() { im.rejects = im.rejects[:0] }()
+	for _, r := range im.rejects {
+		if _, err := fmt.Fprintf(im.opts.Rejects, "line %d: %v\n", r.line, r.err); err != nil {
+			return fmt.Errorf("report rejected line: %w", err)
+		}
+	}
+	return nil
+}
+
+func (im *importer[T, K]) progress(prefix string) {
+	im.reported = im.result.Read
+	if im.opts.Progress != nil {
+		fmt.Fprintf(im.opts.Progress, "%s: %s%d lines read, %d imported, %d rejected\n",
+			im.res.kind, prefix, im.result.Read, im.result.Imported, im.result.Rejected)
+	}
+}
+
+// upsert inserts rows, or updates the rows with the same primary key, in one
+// statement. A row equal to the stored one is left alone, so that importing
+// the same data again writes no new row versions.
+func upsert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	table := tx.Dialect().Tables().Get(reflect.TypeFor[T]())
+	_, err := tx.NewInsert().Model(&rows).
+		On("CONFLICT (" + columns(table.PKs, "") + ") DO UPDATE").
+		Where("(" + columns(table.DataFields, string(table.SQLAlias)+".") + ") IS DISTINCT FROM (" +
+			columns(table.DataFields, "EXCLUDED.") + ")").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("upsert into %s: %w", table.Name, err)
+	}
+	return nil
+}
+
+// columns lists the fields' quoted column names, each after prefix.
+func columns(fields []*schema.Field, prefix string) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = prefix + string(f.SQLName)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,369 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+// fieldError is what is wrong with one line: the field (or "json" when the
+// line is not a JSON object) and the problem, reported as "field: problem".
+type fieldError struct {
+	field, problem string
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.problem }
+
+// object is one NDJSON line decoded into its members, still raw. Its typed
+// getters each read one member, mark it used, and record the first problem
+// met, so that a validator reads as a list of fields; err reports the result.
+type object struct {
+	names   []string // member names in the order of the line
+	members map[string]json.RawMessage
+	used    map[string]bool
+	first   *fieldError
+}
+
+// decodeObject splits a line into its members. It refuses a line that is not
+// one JSON object, a member given twice, and bytes that are not UTF-8.
+func decodeObject(line []byte) (*object, *fieldError) {
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return nil, &fieldError{"json", fmt.Sprintf("%v (at byte %d)", err, syntax.Offset)}
+		}
+		return nil, &fieldError{"json", fmt.Sprint(err)}
+	}
+	if !utf8.Valid(line) {
+		return nil, &fieldError{"json", "invalid UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, _ := dec.Token(); tok != json.Delim('{') {
+		return nil, &fieldError{"json", "not a JSON object"}
+	}
+	o := &object{members: map[string]json.RawMessage{}, used: map[string]bool{"uid": true}}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, &fieldError{"json", err.Error()}
+		}
+		name := tok.(string) // json.Valid guarantees a member name here
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, &fieldError{"json", err.Error()}
+		}
+		if _, dup := o.members[name]; dup {
+			return nil, &fieldError{name, "duplicate field"}
+		}
+		o.names = append(o.names, name)
+		o.members[name] = value
+	}
+	return o, nil
+}
+
+// err returns the line's problem: an unknown member first (it is likely a
+// misspelling of a field reported missing), else the first invalid field.
+func (o *object) err() error {
+	for _, name := range o.names {
+		if !o.used[name] {
+			return &fieldError{name, "unknown field"}
+		}
+	}
+	if o.first != nil {
+		return o.first
+	}
+	return nil
+}
+
+// fail records a problem unless an earlier field already failed.
+func (o *object) fail(field, format string, args ...any) {
+	if o.first == nil {
+		o.first = &fieldError{field, fmt.Sprintf(format, args...)}
+	}
+}
+
+// check records problem for field when ok is false.
+func (o *object) check(ok bool, field, problem string) {
+	if !ok {
+		o.fail(field, "%s", problem)
+	}
+}
+
+// take returns the member's value and marks it used; an absent member and
+// null are the same.
+func (o *object) take(name string) (json.RawMessage, bool) {
+	o.used[name] = true
+	v, ok := o.members[name]
+	if !ok || string(v) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+// require is take for a required member.
+func (o *object) require(name string) (json.RawMessage, bool) {
+	v, ok := o.take(name)
+	if !ok {
+		o.fail(name, "required")
+	}
+	return v, ok
+}
+
+// integer reads a required JSON integer in [lo, hi]; problem describes the range.
+func (o *object) integer(name string, lo, hi int64, problem string) int64 {
+	v, ok := o.require(name)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n < lo || n > hi {
+		o.fail(name, "%s", problem)
+		return 0
+	}
+	return n
+}
+
+// id reads a required positive integer that fits in int64.
+func (o *object) id(name string) int64 {
+	return o.integer(name, 1, math.MaxInt64, "must be a positive integer")
+}
+
+// count reads a required non-negative integer that fits a PostgreSQL integer.
+func (o *object) count(name string) int {
+	return int(o.integer(name, 0, math.MaxInt32, "must be a non-negative integer"))
+}
+
+// str decodes a JSON string without NUL characters, which PostgreSQL text refuses.
+func (o *object) str(name string, v json.RawMessage) (string, bool) {
+	var s string
+	if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		o.fail(name, "must be a string")
+		return "", false
+	}
+	if strings.ContainsRune(s, 0) {
+		o.fail(name, "must not contain NUL characters")
+		return "", false
+	}
+	return s, true
+}
+
+// text reads a required string that is not blank.
+func (o *object) text(name string) string {
+	v, ok := o.require(name)
+	if !ok {
+		return ""
+	}
+	s, ok := o.str(name, v)
+	if ok && strings.TrimSpace(s) == "" {
+		o.fail(name, "must not be empty")
+	}
+	return s
+}
+
+// optText reads an optional string; absent, null and "" are all nil.
+func (o *object) optText(name string) *string {
+	v, ok := o.take(name)
+	if !ok {
+		return nil
+	}
+	s, ok := o.str(name, v)
+	if !ok || s == "" {
+		return nil
+	}
+	return &s
+}
+
+// url reads an optional absolute http or https URL.
+func (o *object) url(name string) *string {
+	s := o.optText(name)
+	if s == nil {
+		return nil
+	}
+	u, err := url.Parse(*s)
+	ok := err == nil && u.Host != "" && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
+	o.check(ok, name, "must be an absolute http or https URL")
+	return s
+}
+
+// timestamp reads a required RFC 3339 date-time and returns it in UTC.
+func (o *object) timestamp(name string) time.Time {
+	v, ok := o.require(name)
+	if !ok {
+		return time.Time{}
+	}
+	s, ok := o.str(name, v)
+	if !ok {
+		return time.Time{}
+	}
+	// RFC 3339 allows a lower-case t and z; they are the only letters in it.
+	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
+	if err != nil {
+		o.fail(name, "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z")
+		return time.Time{}
+	}
+	t = t.UTC()
+	o.check(t.Year() >= 1 && t.Year() <= 9999, name, "must be between years 0001 and 9999 in UTC")
+	return t
+}
+
+// date reads a required calendar date YYYY-MM-DD.
+func (o *object) date(name string) time.Time {
+	v, ok := o.require(name)
+	if !ok {
+		return time.Time{}
+	}
+	s, ok := o.str(name, v)
+	if !ok {
+		return time.Time{}
+	}
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil || d.Year() < 1 {
+		o.fail(name, "must be a calendar date YYYY-MM-DD")
+		return time.Time{}
+	}
+	return d
+}
+
+// money reads a required amount, a JSON number or a decimal string with at
+// most two decimals, exactly (never through float64).
+func (o *object) money(name string) db.Money {
+	v, ok := o.require(name)
+	if !ok {
+		return 0
+	}
+	s := string(v)
+	if v[0] == '"' {
+		if s, ok = o.str(name, v); !ok {
+			return 0
+		}
+	}
+	m, err := db.ParseMoney(s)
+	if err != nil {
+		o.fail(name, "must be a decimal amount with at most two decimals and no exponent")
+		return 0
+	}
+	return m
+}
+
+// boolean reads an optional JSON boolean; absent and null are false.
+func (o *object) boolean(name string) bool {
+	v, ok := o.take(name)
+	if !ok {
+		return false
+	}
+	o.check(string(v) == "true" || string(v) == "false", name, "must be true or false")
+	return string(v) == "true"
+}
+
+// pane reads a required firehose pane.
+func (o *object) pane(name string) db.Pane {
+	p := db.Pane(o.text(name))
+	if p != "" && !p.Valid() {
+		o.fail(name, "must be one of %s", join(db.Panes))
+	}
+	return p
+}
+
+// asset reads a required ETF asset, in any case, and returns it upper case.
+func (o *object) asset(name string) db.Asset {
+	a := db.Asset(strings.ToUpper(o.text(name)))
+	if a != "" && !a.Valid() {
+		o.fail(name, "must be one of %s", join(db.Assets))
+	}
+	return a
+}
+
+func join[S ~string](values []S) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+// jsonObject reads an optional JSON object (absent or null give {}) and
+// returns it re-encoded in a form jsonb accepts, refusing what jsonb cannot
+// hold: NUL characters and numbers beyond numeric's range.
+func (o *object) jsonObject(name string) json.RawMessage {
+	v, ok := o.take(name)
+	if !ok {
+		return json.RawMessage("{}")
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if v[0] != '{' || dec.Decode(&obj) != nil {
+		o.fail(name, "must be a JSON object")
+		return nil
+	}
+	if problem := jsonbProblem(obj); problem != "" {
+		o.fail(name, "%s", problem)
+		return nil
+	}
+	// Re-encoding replaces lone UTF-16 surrogates (\ud800), which jsonb refuses,
+	// as decoding them into text fields does.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
+		o.fail(name, "must be a JSON object")
+		return nil
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// jsonbProblem walks a decoded JSON value for what PostgreSQL's jsonb refuses.
+func jsonbProblem(v any) string {
+	switch v := v.(type) {
+	case string:
+		if strings.ContainsRune(v, 0) {
+			return "must not contain NUL characters"
+		}
+	case json.Number:
+		if !numericFits(string(v)) {
+			return "number " + string(v) + " is out of range"
+		}
+	case []any:
+		for _, e := range v {
+			if p := jsonbProblem(e); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if p := jsonbProblem(k); p != "" {
+				return p
+			}
+			if p := jsonbProblem(e); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// numericFits reports whether a JSON number fits PostgreSQL's numeric: at most
+// 131072 digits before the decimal point and 16383 after.
+func numericFits(n string) bool {
+	mantissa, exp, hasExp := strings.Cut(strings.ToLower(strings.TrimPrefix(n, "-")), "e")
+	e := int64(0)
+	if hasExp {
+		var err error
+		if e, err = strconv.ParseInt(exp, 10, 32); err != nil {
+			return false
+		}
+	}
+	whole, frac, _ := strings.Cut(mantissa, ".")
+	return int64(len(whole))+e <= 131072 && int64(len(frac))-e <= 16383
+}
