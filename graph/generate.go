@@ -1,3 +1,4 @@
 package graph
 
-//go:generate go tool gqlgen generate --config ../gqlgen.yml
+// gqlgen finds ../gqlgen.yml by walking up from this directory and runs there.
+//go:generate go tool gqlgen generate

@@ -3,5 +3,36 @@
 // domain errors and the query limits. REST and /graphql both execute here.
 package graph
 
+import (
+	"context"
+	"slices"
+
+	"github.com/feedapi/feedapi/db"
+)
+
 // Resolver is the root resolver and the point where dependencies are injected.
-type Resolver struct{}
+type Resolver struct {
+	store      *db.Store
+	etfEnabled bool
+	version    string
+	limits     Limits
+	ping       func(ctx context.Context) error
+}
+
+// newResolver builds the root resolver from a completed Config.
+func newResolver(cfg Config) *Resolver {
+	return &Resolver{
+		store:      cfg.Store,
+		etfEnabled: cfg.ETFEnabled,
+		version:    cfg.Version,
+		limits:     cfg.Limits,
+		ping:       cfg.Ping,
+	}
+}
+
+// sortedAssets lists the ETF assets sorted by name, as discovery shows them.
+func sortedAssets() []db.Asset {
+	out := slices.Clone(db.Assets)
+	slices.Sort(out)
+	return out
+}

@@ -10,73 +10,187 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/graph/generated"
 	"github.com/feedapi/feedapi/graph/model"
 )
 
 // Posts is the resolver for the posts field.
 func (r *briefResolver) Posts(ctx context.Context, obj *db.Brief, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	panic(fmt.Errorf("not implemented: Posts - posts"))
+	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(briefPostsConn(obj.ID))
+	if err != nil {
+		return nil, err
+	}
+	from, to := obj.Week()
+	res, err := r.loadersFrom(ctx).postsOfWeek(ctx, from, to, p)
+	if err != nil {
+		return nil, fmt.Errorf("posts of brief %d: %w", obj.ID, err)
+	}
+	return postConnection(ctx, briefPostsConn(obj.ID), p, res.Posts, res.More), nil
 }
 
 // Brief is the resolver for the brief field.
 func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, error) {
-	panic(fmt.Errorf("not implemented: Brief - brief"))
+	t := obj.CreatedAt.UTC()
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	b, err := r.loadersFrom(ctx).brief(ctx, day)
+	if err != nil {
+		return nil, fmt.Errorf("brief of post %d: %w", obj.ID, err)
+	}
+	return b, nil
 }
 
 // Posts is the resolver for the posts field.
 func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time) (*model.PostConnection, error) {
-	panic(fmt.Errorf("not implemented: Posts - posts"))
+	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connPosts)
+	if err != nil {
+		return nil, err
+	}
+	var f db.PostFilter
+	if source != nil {
+		f.Source = *source
+	}
+	if since != nil {
+		f.Since = *since
+	}
+	rows, more, err := r.store.ListPosts(ctx, f, p)
+	if err != nil {
+		return nil, err
+	}
+	return postConnection(ctx, connPosts, p, rows, more), nil
 }
 
 // Post is the resolver for the post field.
 func (r *queryResolver) Post(ctx context.Context, id int) (*db.Post, error) {
-	panic(fmt.Errorf("not implemented: Post - post"))
+	if id < 1 {
+		return nil, apperr.Invalid("id", "id must be a positive integer")
+	}
+	p, err := r.store.GetPost(ctx, int64(id))
+	if err != nil {
+		return nil, storeErr(err, "post", int64(id))
+	}
+	return p, nil
 }
 
 // Briefs is the resolver for the briefs field.
 func (r *queryResolver) Briefs(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BriefConnection, error) {
-	panic(fmt.Errorf("not implemented: Briefs - briefs"))
+	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connBriefs)
+	if err != nil {
+		return nil, err
+	}
+	rows, more, err := r.store.ListBriefs(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return briefConnection(ctx, p, rows, more), nil
 }
 
 // Brief is the resolver for the brief field.
 func (r *queryResolver) Brief(ctx context.Context, id int) (*db.Brief, error) {
-	panic(fmt.Errorf("not implemented: Brief - brief"))
+	if id < 1 {
+		return nil, apperr.Invalid("id", "id must be a positive integer")
+	}
+	b, err := r.store.GetBrief(ctx, int64(id))
+	if err != nil {
+		return nil, storeErr(err, "brief", int64(id))
+	}
+	return b, nil
 }
 
 // Firehose is the resolver for the firehose field.
 func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseConnection, error) {
-	panic(fmt.Errorf("not implemented: Firehose - firehose"))
+	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connFirehose)
+	if err != nil {
+		return nil, err
+	}
+	var f db.FirehoseFilter
+	if pane != nil {
+		f.Pane = *pane
+	}
+	if source != nil {
+		f.Source = *source
+	}
+	if important != nil {
+		f.Important = *important
+	}
+	if since != nil {
+		f.Since = *since
+	}
+	rows, more, err := r.store.ListFirehose(ctx, f, p)
+	if err != nil {
+		return nil, err
+	}
+	return firehoseConnection(ctx, p, rows, more), nil
 }
 
 // Sources is the resolver for the sources field.
 func (r *queryResolver) Sources(ctx context.Context) (*model.Sources, error) {
-	panic(fmt.Errorf("not implemented: Sources - sources"))
+	out := &model.Sources{FirehosePanes: db.Panes}
+	if r.etfEnabled {
+		out.EtfAssets = sortedAssets()
+	}
+	// Only ask the database when the operation shows the curated sources.
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		if f.Name == "curatedSources" {
+			sources, err := r.store.CuratedSources(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out.CuratedSources = sources
+			break
+		}
+	}
+	return out, nil
 }
 
 // EtfFlows is the resolver for the etfFlows field.
 func (r *queryResolver) EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error) {
-	panic(fmt.Errorf("not implemented: EtfFlows - etfFlows"))
+	n := defaultEtfSize
+	if first != nil {
+		if *first < 1 || *first > maxEtfSize {
+			return nil, apperr.Invalid("first", "first must be an integer from 1 to %d", maxEtfSize)
+		}
+		n = *first
+	}
+	f := db.EtfFilter{Assets: assets}
+	if from != nil {
+		f.From = *from
+	}
+	if to != nil {
+		f.To = *to
+	}
+	if from != nil && to != nil && from.After(*to) {
+		return nil, apperr.Invalid("from", "from must not be after to")
+	}
+	return r.store.ListEtfFlows(ctx, f, n)
 }
 
 // EtfFlowsLatest is the resolver for the etfFlowsLatest field.
 func (r *queryResolver) EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error) {
-	panic(fmt.Errorf("not implemented: EtfFlowsLatest - etfFlowsLatest"))
+	return r.store.LatestEtfFlows(ctx, db.EtfFilter{Assets: assets})
 }
 
 // Health is the resolver for the health field.
 func (r *queryResolver) Health(ctx context.Context) (*model.Health, error) {
-	panic(fmt.Errorf("not implemented: Health - health"))
+	h := &model.Health{Status: "ok", Version: r.version, APIVersion: APIVersion, Database: "ok"}
+	pingCtx, cancel := context.WithTimeout(ctx, r.limits.PingTimeout)
+	defer cancel()
+	if err := r.ping(pingCtx); err != nil {
+		h.Status, h.Database = "degraded", "unreachable"
+	}
+	return h, nil
 }
 
-// Brief returns BriefResolver implementation.
-func (r *Resolver) Brief() BriefResolver { return &briefResolver{r} }
+// Brief returns generated.BriefResolver implementation.
+func (r *Resolver) Brief() generated.BriefResolver { return &briefResolver{r} }
 
-// Post returns PostResolver implementation.
-func (r *Resolver) Post() PostResolver { return &postResolver{r} }
+// Post returns generated.PostResolver implementation.
+func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 
-// Query returns QueryResolver implementation.
-func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
+// Query returns generated.QueryResolver implementation.
+func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
 	briefResolver struct{ *Resolver }

@@ -8,28 +8,38 @@ import (
 
 // A page of weekly briefs.
 type BriefConnection struct {
-	Edges    []BriefEdge `json:"edges"`
-	Nodes    []db.Brief  `json:"nodes"`
-	PageInfo *PageInfo   `json:"pageInfo"`
+	// The items of the page with their cursors, newest first.
+	Edges []BriefEdge `json:"edges"`
+	// The items of the page, newest first (the edges' nodes, without cursors).
+	Nodes []db.Brief `json:"nodes"`
+	// Where the page lies in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A weekly brief and its cursor.
 type BriefEdge struct {
-	Cursor string    `json:"cursor"`
-	Node   *db.Brief `json:"node"`
+	// Opaque cursor of this item, valid as `after` or `before` on the same connection.
+	Cursor string `json:"cursor"`
+	// The weekly brief.
+	Node *db.Brief `json:"node"`
 }
 
 // A page of firehose messages.
 type FirehoseConnection struct {
-	Edges    []FirehoseEdge       `json:"edges"`
-	Nodes    []db.FirehoseMessage `json:"nodes"`
-	PageInfo *PageInfo            `json:"pageInfo"`
+	// The items of the page with their cursors, newest first.
+	Edges []FirehoseEdge `json:"edges"`
+	// The items of the page, newest first (the edges' nodes, without cursors).
+	Nodes []db.FirehoseMessage `json:"nodes"`
+	// Where the page lies in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A firehose message and its cursor.
 type FirehoseEdge struct {
-	Cursor string              `json:"cursor"`
-	Node   *db.FirehoseMessage `json:"node"`
+	// Opaque cursor of this item, valid as `after` or `before` on the same connection.
+	Cursor string `json:"cursor"`
+	// The firehose message.
+	Node *db.FirehoseMessage `json:"node"`
 }
 
 // Health and version of the service.
@@ -44,31 +54,41 @@ type Health struct {
 	Database string `json:"database"`
 }
 
-// Relay page information.
+// Relay page information. On a forward page (`first`/`after`),
+// `hasNextPage` says whether older items follow and `hasPreviousPage` is true
+// exactly when `after` was given. On a backward page (`last`/`before`),
+// `hasPreviousPage` says whether newer items precede and `hasNextPage` is true
+// exactly when `before` was given.
 type PageInfo struct {
-	// Whether more items follow the last edge (older items).
+	// Whether more items follow the last edge (older items); see the type's description.
 	HasNextPage bool `json:"hasNextPage"`
-	// Whether more items precede the first edge (newer items).
+	// Whether more items precede the first edge (newer items); see the type's description.
 	HasPreviousPage bool `json:"hasPreviousPage"`
-	// Cursor of the first edge.
+	// Cursor of the first edge; null on an empty page.
 	StartCursor *string `json:"startCursor,omitempty"`
-	// Cursor of the last edge.
+	// Cursor of the last edge; null on an empty page. Pass it as `after` for the next, older page.
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
 // A page of curated posts.
 type PostConnection struct {
-	Edges    []PostEdge `json:"edges"`
-	Nodes    []db.Post  `json:"nodes"`
-	PageInfo *PageInfo  `json:"pageInfo"`
+	// The items of the page with their cursors, newest first.
+	Edges []PostEdge `json:"edges"`
+	// The items of the page, newest first (the edges' nodes, without cursors).
+	Nodes []db.Post `json:"nodes"`
+	// Where the page lies in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A curated post and its cursor.
 type PostEdge struct {
-	Cursor string   `json:"cursor"`
-	Node   *db.Post `json:"node"`
+	// Opaque cursor of this item, valid as `after` or `before` on the same connection.
+	Cursor string `json:"cursor"`
+	// The curated post.
+	Node *db.Post `json:"node"`
 }
 
+// The entry points of every read.
 type Query struct {
 }
 

@@ -1,0 +1,154 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// PostFilter narrows the curated feed. Zero fields do not filter.
+type PostFilter struct {
+	Source string    // exact source label
+	Since  time.Time // created_at >= Since
+}
+
+// ListPosts returns one page of curated posts, newest first, and whether
+// more rows lie beyond it in the page's direction.
+func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bool, error) {
+	if err := p.validate(); err != nil {
+		return nil, false, fmt.Errorf("list posts: %w", err)
+	}
+	var rows []Post
+	q := s.db.NewSelect().Model(&rows)
+	if f.Source != "" {
+		q = q.Where("source = ?", f.Source)
+	}
+	if !f.Since.IsZero() {
+		q = q.Where("created_at >= ?", f.Since)
+	}
+	if err := p.apply(q, "").Scan(ctx); err != nil {
+		return nil, false, fmt.Errorf("list posts: %w", err)
+	}
+	rows, more := trim(rows, p)
+	return rows, more, nil
+}
+
+// GetPost returns the post with the given id, or ErrNotFound.
+func (s *Store) GetPost(ctx context.Context, id int64) (*Post, error) {
+	p := new(Post)
+	if err := s.db.NewSelect().Model(p).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("get post %d: %w", id, notFound(err))
+	}
+	return p, nil
+}
+
+// CuratedSources returns the distinct source labels of the curated posts,
+// sorted. It walks posts_source_id_idx as a loose index scan (one index
+// probe per distinct label), so its cost grows with the number of labels,
+// not of posts.
+func (s *Store) CuratedSources(ctx context.Context) ([]string, error) {
+	var sources []string
+	err := s.db.NewRaw(`
+		WITH RECURSIVE s(source) AS (
+			(SELECT source FROM posts ORDER BY source LIMIT 1)
+			UNION ALL
+			SELECT (SELECT p.source FROM posts p WHERE p.source > s.source ORDER BY p.source LIMIT 1)
+			FROM s WHERE s.source IS NOT NULL
+		)
+		SELECT source FROM s WHERE source IS NOT NULL ORDER BY source COLLATE "C"`).Scan(ctx, &sources)
+	if err != nil {
+		return nil, fmt.Errorf("curated sources: %w", err)
+	}
+	return sources, nil
+}
+
+// WeekPage asks for one page of the curated posts created in the half-open
+// interval [From, To), the week of a brief.
+type WeekPage struct {
+	From, To time.Time
+	Page     Page
+}
+
+// PostPage is one page of posts, newest first, and whether more rows lie
+// beyond it in the page's direction.
+type PostPage struct {
+	Posts []Post
+	More  bool
+}
+
+// weekPost is a post tagged with the index of the WeekPage it answers.
+type weekPost struct {
+	Idx  int `bun:"idx"`
+	Post `bun:",extend"`
+}
+
+// ListPostsOfWeeks answers many WeekPages at once: one statement per distinct
+// (limit, direction) among them (normally exactly one), a LATERAL join of the
+// weeks against posts. Results are in the order of pages.
+func (s *Store) ListPostsOfWeeks(ctx context.Context, pages []WeekPage) ([]PostPage, error) {
+	type group struct {
+		limit    int
+		backward bool
+	}
+	groups := map[group][]int{}
+	var order []group
+	for i, wp := range pages {
+		if err := wp.Page.validate(); err != nil {
+			return nil, fmt.Errorf("list posts of weeks: %w", err)
+		}
+		g := group{wp.Page.Limit, wp.Page.Backward}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	out := make([]PostPage, len(pages))
+	for _, g := range order {
+		idxs := groups[g]
+		from := make([]time.Time, len(idxs))
+		to := make([]time.Time, len(idxs))
+		bound := make([]int64, len(idxs))
+		for j, i := range idxs {
+			from[j], to[j] = pages[i].From, pages[i].To
+			if g.backward {
+				bound[j] = pages[i].Page.Before
+			} else {
+				bound[j] = pages[i].Page.After
+			}
+		}
+		// Both fragments are constants; values only ever travel as arguments.
+		cmp, dir := bun.Safe("<"), bun.Safe("DESC")
+		if g.backward {
+			cmp, dir = bun.Safe(">"), bun.Safe("ASC")
+		}
+		var rows []weekPost
+		err := s.db.NewRaw(`
+			SELECT w.idx, p.*
+			FROM unnest(?::int[], ?::timestamptz[], ?::timestamptz[], ?::bigint[]) AS w(idx, lo, hi, bound)
+			CROSS JOIN LATERAL (
+				SELECT p.* FROM posts p
+				WHERE p.created_at >= w.lo AND p.created_at < w.hi
+					AND (w.bound = 0 OR p.id ? w.bound)
+				ORDER BY p.id ?
+				LIMIT ?
+			) p
+			ORDER BY w.idx, p.id ?`,
+			pgdialect.Array(idxs), pgdialect.Array(from), pgdialect.Array(to), pgdialect.Array(bound),
+			cmp, dir, g.limit+1, dir,
+		).Scan(ctx, &rows)
+		if err != nil {
+			return nil, fmt.Errorf("list posts of weeks: %w", err)
+		}
+		for _, r := range rows {
+			out[r.Idx].Posts = append(out[r.Idx].Posts, r.Post)
+		}
+		p := Page{Limit: g.limit, Backward: g.backward}
+		for _, i := range idxs {
+			out[i].Posts, out[i].More = trim(out[i].Posts, p)
+		}
+	}
+	return out, nil
+}

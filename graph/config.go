@@ -1,0 +1,180 @@
+package graph
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/generated"
+)
+
+// APIVersion is the version of the public API reported by health.
+const APIVersion = "v1"
+
+// Config holds what the GraphQL layer needs. Zero fields take defaults.
+type Config struct {
+	// Store runs the queries. Required.
+	Store *db.Store
+	// ETFEnabled exposes the ETF fields; when false they are absent from the schema.
+	ETFEnabled bool
+	// Version is the build version reported by health.
+	Version string
+	// Logger receives internal errors and recovered panics (default: discard).
+	Logger *slog.Logger
+	// Limits bound every operation; zero fields take DefaultLimits' values.
+	Limits Limits
+	// Ping checks the database for health (default: Store.Ping). It is
+	// called with Limits.PingTimeout and its failure never fails a request.
+	Ping func(ctx context.Context) error
+}
+
+// Limits bound what one operation may ask for.
+type Limits struct {
+	// MaxComplexity is the complexity budget of an operation. A field costs 1
+	// plus its selection; a list costs its page size times its selection.
+	MaxComplexity int
+	// MaxDepth is the deepest field nesting allowed (introspection excepted).
+	MaxDepth int
+	// MaxTokens is the parser's token limit for a query document.
+	MaxTokens int
+	// QueryCacheSize is the number of parsed and validated documents kept.
+	QueryCacheSize int
+	// BatchWait is how long a dataloader collects keys before it queries.
+	BatchWait time.Duration
+	// PingTimeout bounds the health check's database ping.
+	PingTimeout time.Duration
+}
+
+// DefaultLimits returns the limits used for zero fields of Config.Limits.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxComplexity:  10000,
+		MaxDepth:       8,
+		MaxTokens:      5000,
+		QueryCacheSize: 1000,
+		// gqlgen resolves the relation fields of a list's items in one
+		// goroutine each, all started within microseconds of each other; 2ms
+		// lets every one of them enqueue its key before the batch runs while
+		// adding little latency (only operations that use relations wait).
+		BatchWait:   2 * time.Millisecond,
+		PingTimeout: time.Second,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxComplexity <= 0 {
+		l.MaxComplexity = d.MaxComplexity
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxTokens <= 0 {
+		l.MaxTokens = d.MaxTokens
+	}
+	if l.QueryCacheSize <= 0 {
+		l.QueryCacheSize = d.QueryCacheSize
+	}
+	if l.BatchWait <= 0 {
+		l.BatchWait = d.BatchWait
+	}
+	if l.PingTimeout <= 0 {
+		l.PingTimeout = d.PingTimeout
+	}
+	return l
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.Store == nil {
+		panic("graph: Config.Store is required")
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Ping == nil {
+		cfg.Ping = cfg.Store.Ping
+	}
+	return cfg
+}
+
+// NewSchema returns the executable schema over cfg.Store. Without ETF flows
+// its Schema() lacks Query.etfFlows, Query.etfFlowsLatest and
+// Sources.etfAssets, so validation refuses them and introspection hides them.
+func NewSchema(cfg Config) graphql.ExecutableSchema {
+	cfg = cfg.withDefaults()
+	gc := generated.Config{Resolvers: newResolver(cfg)}
+	setComplexity(&gc.Complexity)
+	if !cfg.ETFEnabled {
+		gc.Schema = withoutETF(generated.NewExecutableSchema(generated.Config{}).Schema())
+	}
+	return generated.NewExecutableSchema(gc)
+}
+
+// executorLike is what both *executor.Executor and *handler.Server offer.
+type executorLike interface {
+	Use(graphql.HandlerExtension)
+	SetErrorPresenter(graphql.ErrorPresenterFunc)
+	SetRecoverFunc(graphql.RecoverFunc)
+	SetQueryCache(graphql.Cache[*ast.QueryDocument])
+	SetParserTokenLimit(int)
+}
+
+func configure(e executorLike, cfg Config) {
+	e.SetErrorPresenter(errorPresenter(cfg.Logger))
+	e.SetRecoverFunc(recoverFunc(cfg.Logger))
+	e.SetQueryCache(lru.New[*ast.QueryDocument](cfg.Limits.QueryCacheSize))
+	e.SetParserTokenLimit(cfg.Limits.MaxTokens)
+	e.Use(introspectionForInternal{})
+	e.Use(depthLimit{max: cfg.Limits.MaxDepth})
+	e.Use(extension.FixedComplexityLimit(cfg.Limits.MaxComplexity))
+	e.Use(loaderExtension{store: cfg.Store, wait: cfg.Limits.BatchWait})
+}
+
+// ConfigureExecutor applies feedapi's extensions to e, an executor over
+// NewSchema(cfg): error presenter, panic recovery, query cache, parser token
+// limit, introspection for the internal tier only, depth and complexity
+// limits, and the per-operation dataloaders.
+func ConfigureExecutor(e *executor.Executor, cfg Config) {
+	configure(e, cfg.withDefaults())
+}
+
+// NewExecutor returns an in-process executor over NewSchema(cfg), configured
+// by ConfigureExecutor.
+func NewExecutor(cfg Config) *executor.Executor {
+	cfg = cfg.withDefaults()
+	e := executor.New(NewSchema(cfg))
+	configure(e, cfg)
+	return e
+}
+
+// NewHandler returns the /graphql HTTP handler: queries by POST and GET,
+// and gqlgen's playground for a browser's GET (Accept: text/html). The
+// caller puts authentication and the tier check in front of it.
+func NewHandler(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	srv := handler.New(NewSchema(cfg))
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	configure(srv, cfg)
+	play := playground.Handler("feedapi GraphQL", "")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.RawQuery == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			play.ServeHTTP(w, r)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,82 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/apperr"
+)
+
+// complexityLimitCode is the code gqlgen's complexity extension sets.
+const complexityLimitCode = "COMPLEXITY_LIMIT_EXCEEDED"
+
+// protocolCodes are gqlgen's codes for documents refused before execution:
+// the client's fault, shown as bad_request with gqlgen's message.
+var protocolCodes = map[string]bool{
+	errcode.ParseFailed:      true,
+	errcode.ValidationFailed: true,
+	complexityLimitCode:      true,
+}
+
+// errorPresenter shows domain errors (apperr) as they are, with
+// extensions.code and extensions.param; documents refused by the parser,
+// the validator or the complexity limit as bad_request; and anything else as
+// "internal error", logged with the operation and the path.
+func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		var gqlErr *gqlerror.Error
+		if !errors.As(err, &gqlErr) {
+			gqlErr = gqlerror.WrapPath(graphql.GetPath(ctx), err)
+		}
+		out := &gqlerror.Error{Path: gqlErr.Path, Locations: gqlErr.Locations, Rule: gqlErr.Rule}
+		if ae := apperr.As(err); ae != nil && ae.Code != apperr.Internal {
+			out.Message = ae.Message
+			out.Extensions = map[string]any{"code": string(ae.Code)}
+			if ae.Param != "" {
+				out.Extensions["param"] = ae.Param
+			}
+			return out
+		}
+		if code, _ := gqlErr.Extensions["code"].(string); gqlErr.Err == nil && protocolCodes[code] {
+			out.Message = gqlErr.Message
+			out.Extensions = map[string]any{"code": string(apperr.BadRequest)}
+			return out
+		}
+		op := ""
+		if graphql.HasOperationContext(ctx) {
+			op = graphql.GetOperationContext(ctx).OperationName
+		}
+		log.ErrorContext(ctx, "graphql: internal error",
+			slog.String("operation", op),
+			slog.String("path", gqlErr.Path.String()),
+			slog.Any("error", err))
+		out.Message = "internal error"
+		out.Extensions = map[string]any{"code": string(apperr.Internal)}
+		return out
+	}
+}
+
+// recoverFunc turns a resolver's panic into an error that the presenter
+// shows as internal; the stack goes to the log here.
+func recoverFunc(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "graphql: panic", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+		return fmt.Errorf("panic: %v", p)
+	}
+}
+
+// storeErr maps the store's sentinel errors to domain errors.
+func storeErr(err error, kind string, id int64) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return apperr.Missing(kind, id)
+	}
+	return err
+}

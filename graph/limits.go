@@ -1,0 +1,165 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/graph/generated"
+	"github.com/feedapi/feedapi/graph/keys"
+)
+
+// Page sizes of the connections and of the ETF lists.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 100
+	defaultEtfSize  = 100
+	maxEtfSize      = 500
+)
+
+// setComplexity prices the list fields: a connection costs its page size
+// times its selection (plus one), so nested connections multiply. Sizes are
+// clamped into their valid range here; out-of-range sizes are refused by the
+// resolvers with a precise message, before any SQL.
+func setComplexity(c *generated.ComplexityRoot) {
+	conn := func(child int, first, last *int) int {
+		return 1 + pageCost(first, last)*child
+	}
+	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time) int {
+		return conn(child, first, last)
+	}
+	c.Query.Briefs = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return conn(child, first, last)
+	}
+	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time) int {
+		return conn(child, first, last)
+	}
+	c.Brief.Posts = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return conn(child, first, last)
+	}
+	c.Query.EtfFlows = func(child int, _ []db.Asset, _, _ *time.Time, first *int) int {
+		n := defaultEtfSize
+		if first != nil {
+			n = min(max(*first, 1), maxEtfSize)
+		}
+		return 1 + n*child
+	}
+	c.Query.EtfFlowsLatest = func(child int, _ []db.Asset) int {
+		return 1 + len(db.Assets)*child
+	}
+}
+
+// pageCost is the number of items a connection may return for its arguments.
+func pageCost(first, last *int) int {
+	n := defaultPageSize
+	switch {
+	case first != nil:
+		n = *first
+	case last != nil:
+		n = *last
+	}
+	return min(max(n, 1), maxPageSize)
+}
+
+// refusal makes the error an extension returns for a refused operation; the
+// error presenter shows it with its apperr code.
+func refusal(err *apperr.Error) *gqlerror.Error {
+	return &gqlerror.Error{Message: err.Message, Err: err}
+}
+
+// depthLimit refuses operations whose fields nest deeper than max, counting
+// through fragments. Introspection fields are not counted: they are open only
+// to the internal tier, and gqlparser bounds their depth itself.
+type depthLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = depthLimit{}
+
+func (depthLimit) ExtensionName() string                   { return "DepthLimit" }
+func (depthLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (d depthLimit) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if depth := selectionDepth(opCtx.Operation.SelectionSet); depth > d.max {
+		return refusal(apperr.New(apperr.BadRequest,
+			fmt.Sprintf("query is nested %d levels deep, more than the limit of %d", depth, d.max)))
+	}
+	return nil
+}
+
+// selectionDepth returns the deepest field nesting in set. The validator has
+// already refused fragment cycles, so the recursion ends.
+func selectionDepth(set ast.SelectionSet) int {
+	deepest := 0
+	for _, sel := range set {
+		var d int
+		switch s := sel.(type) {
+		case *ast.Field:
+			if strings.HasPrefix(s.Name, "__") {
+				continue
+			}
+			d = 1 + selectionDepth(s.SelectionSet)
+		case *ast.InlineFragment:
+			d = selectionDepth(s.SelectionSet)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				d = selectionDepth(s.Definition.SelectionSet)
+			}
+		}
+		deepest = max(deepest, d)
+	}
+	return deepest
+}
+
+// introspectionForInternal enables introspection for keys of the internal
+// tier and refuses, before execution, operations of anyone else that ask
+// for __schema or __type.
+type introspectionForInternal struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = introspectionForInternal{}
+
+func (introspectionForInternal) ExtensionName() string                   { return "IntrospectionForInternal" }
+func (introspectionForInternal) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (introspectionForInternal) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if p, ok := keys.FromContext(ctx); ok && p.Tier == db.TierInternal {
+		opCtx.DisableIntrospection = false
+		return nil
+	}
+	if introspects(opCtx.Operation.SelectionSet) {
+		return refusal(apperr.New(apperr.ForbiddenTier, "introspection is available to the internal tier only"))
+	}
+	return nil
+}
+
+// introspects reports whether a root selection set asks for __schema or __type.
+func introspects(set ast.SelectionSet) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Name == "__schema" || s.Name == "__type" {
+				return true
+			}
+		case *ast.InlineFragment:
+			if introspects(s.SelectionSet) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Definition != nil && introspects(s.Definition.SelectionSet) {
+				return true
+			}
+		}
+	}
+	return false
+}

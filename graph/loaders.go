@@ -1,0 +1,124 @@
+package graph
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+// Batch capacities. A batch holds at most as many keys as one operation can
+// ask for within the complexity budget's usual range; more keys simply make
+// another batch.
+const (
+	briefBatchCapacity = 1000
+	weekBatchCapacity  = maxPageSize
+)
+
+// weekKey asks for one page of the posts of one brief's week.
+type weekKey struct {
+	from, to int64 // unix seconds, [from, to)
+	page     db.Page
+}
+
+// loaders batch the relation fields of one operation. They are created on
+// first use, so operations without relations (every REST endpoint) pay only
+// for the empty holder.
+type loaders struct {
+	store *db.Store
+	wait  time.Duration
+
+	briefOnce    sync.Once
+	briefByDay   *dataloader.Loader[time.Time, *db.Brief]
+	weekOnce     sync.Once
+	postsOfWeeks *dataloader.Loader[weekKey, db.PostPage]
+}
+
+type loadersKey struct{}
+
+// loaderExtension puts an empty loaders holder into each operation's context.
+type loaderExtension struct {
+	store *db.Store
+	wait  time.Duration
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationInterceptor
+} = loaderExtension{}
+
+func (loaderExtension) ExtensionName() string                   { return "Dataloaders" }
+func (loaderExtension) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (e loaderExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(context.WithValue(ctx, loadersKey{}, &loaders{store: e.store, wait: e.wait}))
+}
+
+// loadersFrom returns the operation's loaders. Outside an operation set up by
+// loaderExtension (which only a misconfigured executor would do) it returns
+// fresh loaders, so results stay correct, only unbatched.
+func (r *Resolver) loadersFrom(ctx context.Context) *loaders {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l
+	}
+	return &loaders{store: r.store, wait: r.limits.BatchWait}
+}
+
+// brief returns the brief whose week holds day (a UTC midnight), or nil.
+func (l *loaders) brief(ctx context.Context, day time.Time) (*db.Brief, error) {
+	l.briefOnce.Do(func() {
+		l.briefByDay = dataloader.NewBatchedLoader(l.loadBriefs,
+			dataloader.WithWait[time.Time, *db.Brief](l.wait),
+			dataloader.WithBatchCapacity[time.Time, *db.Brief](briefBatchCapacity))
+	})
+	return l.briefByDay.Load(ctx, day)()
+}
+
+func (l *loaders) loadBriefs(ctx context.Context, days []time.Time) []*dataloader.Result[*db.Brief] {
+	out := make([]*dataloader.Result[*db.Brief], len(days))
+	briefs, err := l.store.BriefsCovering(ctx, days)
+	for i, day := range days {
+		out[i] = &dataloader.Result[*db.Brief]{Error: err}
+		if err != nil {
+			continue
+		}
+		for j := range briefs {
+			if start, end := briefs[j].Week(); !day.Before(start) && day.Before(end) {
+				out[i].Data = &briefs[j]
+				break
+			}
+		}
+	}
+	return out
+}
+
+// postsOfWeek returns one page of the posts created in [from, to).
+func (l *loaders) postsOfWeek(ctx context.Context, from, to time.Time, p db.Page) (db.PostPage, error) {
+	l.weekOnce.Do(func() {
+		l.postsOfWeeks = dataloader.NewBatchedLoader(l.loadPostsOfWeeks,
+			dataloader.WithWait[weekKey, db.PostPage](l.wait),
+			dataloader.WithBatchCapacity[weekKey, db.PostPage](weekBatchCapacity))
+	})
+	return l.postsOfWeeks.Load(ctx, weekKey{from: from.Unix(), to: to.Unix(), page: p})()
+}
+
+func (l *loaders) loadPostsOfWeeks(ctx context.Context, keys []weekKey) []*dataloader.Result[db.PostPage] {
+	pages := make([]db.WeekPage, len(keys))
+	for i, k := range keys {
+		pages[i] = db.WeekPage{From: time.Unix(k.from, 0).UTC(), To: time.Unix(k.to, 0).UTC(), Page: k.page}
+	}
+	res, err := l.store.ListPostsOfWeeks(ctx, pages)
+	out := make([]*dataloader.Result[db.PostPage], len(keys))
+	for i := range keys {
+		if err != nil {
+			out[i] = &dataloader.Result[db.PostPage]{Error: err}
+		} else {
+			out[i] = &dataloader.Result[db.PostPage]{Data: res[i]}
+		}
+	}
+	return out
+}
