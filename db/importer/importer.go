@@ -40,8 +40,8 @@ type Options struct {
 	// BatchSize is the number of rows per INSERT statement, each batch in its
 	// own transaction (default 1000).
 	BatchSize int
-	// Progress, when not nil, receives a line every 10,000 lines read and a
-	// final summary.
+	// Progress, when not nil, receives a line after about every 10,000 lines
+	// read (when a batch is written) and a final summary.
 	Progress io.Writer
 	// Rejects, when not nil, receives "line N: field: problem" for each
 	// rejected line, in line order.
@@ -67,8 +67,8 @@ func (r Result) Err() error {
 	return nil
 }
 
-// Import reads NDJSON lines of the given kind from r and upserts the valid
-// ones into bdb. Rejected lines are reported to opts.Rejects and counted in
+// Import reads NDJSON lines of the given kind from r (a file, or os.Stdin for
+// "-") and upserts the valid ones into bdb. Rejected lines are reported to opts.Rejects and counted in
 // the Result; the error is for reading r or writing to the database, and a
 // batch that fails is rolled back entirely. Lines after the last written
 // batch are not written when an error is returned.

@@ -286,7 +286,7 @@ func TestImportRejectsBadLines(t *testing.T) {
 		{"NUL in text", posts, line(postBase, `"body":"a\u0000b"`), "body: must not contain NUL characters"},
 		{"relative url", posts, line(postBase, `"url":"/coindesk/1"`), "url: must be an absolute http or https URL"},
 		{"url of another scheme", posts, line(postBase, `"original_source_url":"ftp://example.com/a"`), "original_source_url: must be an absolute http or https URL"},
-		{"url without host", posts, line(postBase, `"url":"https:///a"`), "url: must be an absolute http or https URL"},
+		{"url without host", posts, line(postBase, `"url":"https://:443/a"`), "url: must be an absolute http or https URL"},
 		{"unparsable url", posts, line(postBase, `"url":"http://[::1"`), "url: must be an absolute http or https URL"},
 		{"timestamp without zone", posts, line(postBase, `"created_at":"2026-03-01T10:00:00"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
 		{"date as timestamp", posts, line(postBase, `"created_at":"2026-03-01"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},

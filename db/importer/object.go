@@ -191,7 +191,7 @@ func (o *object) url(name string) *string {
 		return nil
 	}
 	u, err := url.Parse(*s)
-	ok := err == nil && u.Host != "" && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
+	ok := err == nil && u.Hostname() != "" && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https"))
 	o.check(ok, name, "must be an absolute http or https URL")
 	return s
 }
