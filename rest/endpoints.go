@@ -1,0 +1,220 @@
+package rest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/feedapi/feedapi/graph/apperr"
+)
+
+// shape says how an endpoint's query result becomes the envelope.
+type shape int
+
+const (
+	// shapeValue: data is the query's "data" value; pagination is null.
+	shapeValue shape = iota
+	// shapePage: data is the nodes of the query's "page" connection and
+	// pagination comes from its pageInfo.
+	shapePage
+	// shapeItem: like shapeValue, for one resource named by the path id; a
+	// null result is 404.
+	shapeItem
+)
+
+// endpoint is one keyed GET endpoint of /v1: a fixed query, the query
+// parameters that set its variables, and the shape of its result.
+type endpoint struct {
+	pattern string  // chi route pattern
+	query   string  // document name in queries/
+	params  []param // accepted query parameters
+	shape   shape
+	kind    string                    // shapeItem: the resource named in a 404 ("post")
+	units   string                    // meta.units, if any
+	check   func(map[string]any) error // cross-parameter rule, if any
+}
+
+// endpoints returns the keyed /v1 endpoints. The values of pane and asset
+// are the schema's enum values, so they cannot drift from the schema.
+func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
+	panes, err := enumValues(schema, "Pane")
+	if err != nil {
+		return nil, err
+	}
+	eps := []endpoint{
+		{
+			pattern: "/v1/posts", query: "posts", shape: shapePage,
+			params: []param{
+				limitParam(1, 100, 50),
+				cursorParam(),
+				textParam("source", "source"),
+				sinceParam(),
+				boolParam("include_body", "includeBody", true),
+				boolParam("include_raw", "includeRaw", false),
+			},
+		},
+		{
+			pattern: "/v1/posts/{id}", query: "post", shape: shapeItem, kind: "post",
+			params: []param{boolParam("include_raw", "includeRaw", false)},
+		},
+		{
+			pattern: "/v1/briefs", query: "briefs", shape: shapePage,
+			params: []param{limitParam(1, 100, 50), cursorParam()},
+		},
+		{pattern: "/v1/briefs/{id}", query: "brief", shape: shapeItem, kind: "brief"},
+		{
+			pattern: "/v1/firehose", query: "firehose", shape: shapePage,
+			params: []param{
+				limitParam(1, 100, 50),
+				cursorParam(),
+				enumParam("pane", "pane", panes),
+				textParam("source", "source"),
+				boolParam("important", "important", nil),
+				sinceParam(),
+				boolParam("include_summary", "includeSummary", false),
+			},
+		},
+		{pattern: "/v1/sources", query: "sources", shape: shapeValue},
+	}
+	if !etf {
+		return eps, nil
+	}
+	assets, err := enumValues(schema, "EtfAsset")
+	if err != nil {
+		return nil, err
+	}
+	eps[len(eps)-1].query = "sources_etf"
+	return append(eps,
+		endpoint{
+			pattern: "/v1/etf-flows", query: "etf_flows", shape: shapeValue, units: "usd",
+			params: []param{
+				assetParam(assets),
+				dateParam("from"),
+				dateParam("to"),
+				limitParam(1, 500, 100),
+			},
+			check: fromNotAfterTo,
+		},
+		endpoint{
+			pattern: "/v1/etf-flows/latest", query: "etf_flows_latest", shape: shapeValue, units: "usd",
+			params: []param{assetParam(assets)},
+		},
+	), nil
+}
+
+func enumValues(schema *ast.Schema, name string) ([]string, error) {
+	def := schema.Types[name]
+	if def == nil || def.Kind != ast.Enum {
+		return nil, fmt.Errorf("rest: the schema has no enum %s", name)
+	}
+	out := make([]string, len(def.EnumValues))
+	for i, v := range def.EnumValues {
+		out[i] = v.Name
+	}
+	return out, nil
+}
+
+// serve returns the handler of ep.
+func (s *server) serve(ep endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		res, err := s.execute(r, ep)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeSuccess(w, r, res)
+	}
+}
+
+// execute checks the request's path id and parameters (400), runs the
+// endpoint's query, and shapes the result.
+func (s *server) execute(r *http.Request, ep endpoint) (success, error) {
+	var id int64
+	if ep.shape == shapeItem {
+		raw := chi.URLParam(r, "id")
+		if raw == "" {
+			return success{}, apperr.New(apperr.NotFound, "no "+ep.kind+" id in the path")
+		}
+		var err error
+		if id, err = parseID(raw); err != nil {
+			return success{}, err
+		}
+	}
+	vars, err := parseParams(r, ep.params)
+	if err != nil {
+		return success{}, err
+	}
+	if ep.check != nil {
+		if err := ep.check(vars); err != nil {
+			return success{}, err
+		}
+	}
+	if ep.shape == shapeItem {
+		vars["id"] = id
+	}
+	data, err := s.queries.run(r.Context(), ep.query, vars)
+	if err != nil {
+		return success{}, err
+	}
+	res := success{units: ep.units}
+	switch ep.shape {
+	case shapePage:
+		var pi pageInfo
+		res.data, pi, err = splitPage(data)
+		res.paged, res.hasMore = true, pi.HasNextPage
+		if pi.HasNextPage && string(pi.EndCursor) != "null" {
+			res.nextCursor = pi.EndCursor
+		}
+	default:
+		res.data, err = member(data, "data")
+		if err == nil && ep.shape == shapeItem && string(res.data) == "null" {
+			err = apperr.Missing(ep.kind, id)
+		}
+	}
+	if err != nil {
+		return success{}, fmt.Errorf("%s: %w", ep.query, err)
+	}
+	return res, nil
+}
+
+// health serves /v1/health: 200 while the database answers, 503 (with the
+// same body shape, status "degraded") while it does not.
+func (s *server) health(w http.ResponseWriter, r *http.Request) {
+	if _, err := parseParams(r, nil); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	data, err := s.queries.run(r.Context(), "health", nil)
+	if err == nil {
+		data, err = member(data, "data")
+	}
+	var h struct {
+		Status string `json:"status"`
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &h)
+	}
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("health: %w", err))
+		return
+	}
+	status := http.StatusOK
+	if h.Status != "ok" {
+		status = http.StatusServiceUnavailable
+	}
+	s.writeSuccess(w, r, success{status: status, data: data, cache: cacheNone})
+}
+
+// openAPI serves the OpenAPI document itself, not wrapped in the envelope.
+func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {
+	if _, err := parseParams(r, nil); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	buf := s.bufs.get()
+	buf.Write(s.openapi)
+	s.send(w, r, http.StatusOK, buf, buf.Len(), cachePublic)
+}

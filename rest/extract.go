@@ -1,0 +1,96 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// The executor writes its data object compactly, with the members in the
+// order of the document's selection. The documents in queries/ select one
+// root field, aliased "data" (an object or list) or "page" (a connection
+// whose pageInfo comes before its nodes, aliased "data"), so the parts the
+// envelope needs are found by their position; the items are never decoded.
+// A shape that does not match (which would be a bug) falls back to decoding
+// the small outer objects.
+
+// member returns the value of the single member key of the JSON object b.
+func member(b []byte, key string) ([]byte, error) {
+	if len(b) > len(key)+5 && b[0] == '{' && b[1] == '"' &&
+		bytes.HasPrefix(b[2:], []byte(key)) && bytes.HasPrefix(b[2+len(key):], []byte(`":`)) &&
+		b[len(b)-1] == '}' {
+		return b[len(key)+4 : len(b)-1], nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decode response data: %w", err)
+	}
+	v, ok := m[key]
+	if !ok || len(m) != 1 {
+		return nil, fmt.Errorf("response data has no single member %q", key)
+	}
+	return v, nil
+}
+
+// pageInfo is the part of a connection's pageInfo the envelope needs.
+type pageInfo struct {
+	HasNextPage bool            `json:"hasNextPage"`
+	EndCursor   json.RawMessage `json:"endCursor"` // a JSON string or null
+}
+
+// splitPage takes {"page":{"pageInfo":{…},"data":[…]}} apart.
+func splitPage(b []byte) (items []byte, pi pageInfo, err error) {
+	conn, err := member(b, "page")
+	if err != nil {
+		return nil, pi, err
+	}
+	const head, mid = `{"pageInfo":`, `,"data":`
+	if bytes.HasPrefix(conn, []byte(head)) && conn[len(conn)-1] == '}' {
+		rest := conn[len(head) : len(conn)-1]
+		if end := objectEnd(rest); end > 0 && bytes.HasPrefix(rest[end:], []byte(mid)) {
+			if err := json.Unmarshal(rest[:end], &pi); err == nil {
+				return rest[end+len(mid):], pi, nil
+			}
+		}
+	}
+	var whole struct {
+		PageInfo pageInfo        `json:"pageInfo"`
+		Data     json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(conn, &whole); err != nil || whole.Data == nil {
+		return nil, pi, fmt.Errorf("decode connection: %w", err)
+	}
+	return whole.Data, whole.PageInfo, nil
+}
+
+// objectEnd returns the length of the JSON object at the start of b, or -1.
+func objectEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return -1
+	}
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}

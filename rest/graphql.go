@@ -1,0 +1,48 @@
+package rest
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+)
+
+// serveGraphQL runs the graph package's /graphql handler (behind the key,
+// tier and rate-limit checks of its route) and finishes its response like
+// every other: JSON with the charset, gzip when it pays, Content-Length.
+func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
+	bw := &bufferedWriter{header: w.Header(), buf: s.bufs.get()}
+	s.graphql.ServeHTTP(bw, r)
+	status := bw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	contentType := w.Header().Get("Content-Type")
+	if contentType == "" || strings.HasPrefix(contentType, "application/json") ||
+		strings.HasPrefix(contentType, "application/graphql-response+json") {
+		contentType = contentTypeJSON
+	}
+	s.sendTyped(w, r, status, bw.buf, -1, cacheNone, contentType)
+}
+
+// bufferedWriter collects a handler's response so that it can be finished
+// as a whole. Headers go straight to the real writer's map.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	buf    *bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+
+func (b *bufferedWriter) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.buf.Write(p)
+}

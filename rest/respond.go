@@ -1,0 +1,160 @@
+package rest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/zeebo/xxh3"
+)
+
+// gzipMinSize is the smallest body worth compressing: below it the gzip
+// header and trailer eat most of the gain.
+const gzipMinSize = 1024
+
+// maxPooledBuffer bounds the buffers kept for reuse, so one huge response
+// does not pin its memory.
+const maxPooledBuffer = 1 << 20
+
+// bufferPool recycles response buffers.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) get() *bytes.Buffer {
+	if v, ok := b.p.Get().(*bytes.Buffer); ok {
+		return v
+	}
+	return bytes.NewBuffer(make([]byte, 0, 8<<10))
+}
+
+func (b *bufferPool) put(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledBuffer {
+		return
+	}
+	buf.Reset()
+	b.p.Put(buf)
+}
+
+// gzipPool recycles gzip writers (each holds ~800 KiB of compressor state).
+type gzipPool struct{ p sync.Pool }
+
+func (g *gzipPool) get(w io.Writer) *gzip.Writer {
+	if z, ok := g.p.Get().(*gzip.Writer); ok {
+		z.Reset(w)
+		return z
+	}
+	z, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression) // the level is valid
+	return z
+}
+
+func (g *gzipPool) put(z *gzip.Writer) { g.p.Put(z) }
+
+// send writes a complete JSON body held in buf (and gives buf back to the
+// pool). On a 200 answer to GET or HEAD with tagged >= 0, the strong ETag
+// is a hash of buf[:tagged], and a matching If-None-Match gives 304 with no
+// body. The body is gzipped when the client accepts it and it is at least
+// gzipMinSize; the gzipped representation's ETag carries a "-gz" suffix, as
+// it is a different sequence of bytes. HEAD gets the same headers and no
+// body.
+func (s *server) send(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl string) {
+	s.sendTyped(w, r, status, buf, tagged, cacheControl, contentTypeJSON)
+}
+
+// sendTyped is send for a body of the given Content-Type.
+func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl, contentType string) {
+	defer s.bufs.put(buf)
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", cacheControl)
+	h.Set("Vary", "Accept-Encoding")
+	body := buf.Bytes()
+	zip := len(body) >= gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
+	if tagged >= 0 && status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		sum := xxh3.Hash128(body[:tagged]).Bytes()
+		tag := hex.EncodeToString(sum[:])
+		if zip {
+			h.Set("ETag", `"`+tag+`-gz"`)
+		} else {
+			h.Set("ETag", `"`+tag+`"`)
+		}
+		if noneMatch := r.Header.Values("If-None-Match"); len(noneMatch) > 0 && etagMatches(noneMatch, tag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if zip {
+		zbuf := s.bufs.get()
+		defer s.bufs.put(zbuf)
+		z := s.gzips.get(zbuf)
+		_, _ = z.Write(body) // writes to a bytes.Buffer do not fail
+		_ = z.Close()
+		s.gzips.put(z)
+		body = zbuf.Bytes()
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body) // the client went away; nothing to do
+	}
+}
+
+// etagMatches reports whether an If-None-Match list names either
+// representation of the resource whose tag is tag, or is "*". The
+// comparison is weak, as RFC 9110 prescribes for If-None-Match.
+func etagMatches(headers []string, tag string) bool {
+	for _, header := range headers {
+		for item := range strings.SplitSeq(header, ",") {
+			item = strings.TrimSpace(item)
+			if item == "*" {
+				return true
+			}
+			item = strings.TrimPrefix(item, "W/")
+			if len(item) < 2 || item[0] != '"' || item[len(item)-1] != '"' {
+				continue
+			}
+			item = item[1 : len(item)-1]
+			if item == tag || (strings.HasSuffix(item, "-gz") && item[:len(item)-3] == tag) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// acceptsGzip reports whether Accept-Encoding allows gzip: listed (or "*")
+// with a non-zero quality, and not refused by name with q=0.
+func acceptsGzip(headers []string) bool {
+	gzipQ, starQ := -1.0, -1.0
+	for _, header := range headers {
+		for item := range strings.SplitSeq(header, ",") {
+			name, params, _ := strings.Cut(item, ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "gzip" && name != "x-gzip" && name != "*" {
+				continue
+			}
+			q := 1.0
+			for p := range strings.SplitSeq(params, ";") {
+				k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+				if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+					if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+						q = f
+					}
+				}
+			}
+			if name == "*" {
+				starQ = max(starQ, q)
+			} else {
+				gzipQ = max(gzipQ, q)
+			}
+		}
+	}
+	if gzipQ >= 0 {
+		return gzipQ > 0
+	}
+	return starQ > 0
+}

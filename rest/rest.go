@@ -1,0 +1,254 @@
+package rest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/go-chi/httprate"
+	httprateredis "github.com/go-chi/httprate-redis"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/feedapi/feedapi/graph"
+)
+
+// Defaults of Config.
+const (
+	DefaultRateLimit   = 120 // requests per key per minute
+	DefaultIPRateLimit = 600 // requests per client IP per minute, unauthenticated endpoints
+)
+
+// Config holds what the REST layer needs. Zero fields take the defaults
+// noted on each.
+type Config struct {
+	// Graph configures the GraphQL layer behind both the /v1 endpoints and
+	// /graphql. Its ETFEnabled is set from ETFEnabled, and its Version and
+	// Logger default to Version and Logger. Graph.Store is required.
+	Graph graph.Config
+	// Keys verifies API keys (keys.Service). Required.
+	Keys Authenticator
+	// ETFEnabled serves /v1/etf-flows and /v1/etf-flows/latest and lists
+	// etf_assets in /v1/sources; without it the two paths answer 404.
+	ETFEnabled bool
+	// Version is the build version, reported by /v1/health and the OpenAPI
+	// document.
+	Version string
+	// ServerURL and AltServerURL are the OpenAPI document's servers.
+	ServerURL, AltServerURL string
+	// RateLimit is the default limit per key per minute (default 120).
+	RateLimit int
+	// TierRateLimits overrides RateLimit for keys of the named tiers
+	// ("free", "pro", "internal").
+	TierRateLimits map[string]int
+	// IPRateLimit limits the unauthenticated endpoints (health, OpenAPI,
+	// unknown paths) per client IP per minute (default 600).
+	IPRateLimit int
+	// TrustedProxies lists the CIDR prefixes of reverse proxies whose
+	// X-Forwarded-For is believed for the client IP. Empty (the default)
+	// means the client IP is the TCP peer (RemoteAddr) and
+	// X-Forwarded-For is ignored, so that clients cannot choose their IP.
+	TrustedProxies []string
+	// Redis, when set, holds the rate-limit counters, so that all replicas
+	// share one budget per key. While it is unreachable each replica falls
+	// back to local counters. Give the client short timeouts and no retries
+	// (e.g. DialTimeout 200ms, Read/WriteTimeout 100ms, MaxRetries -1) so
+	// that the fallback engages quickly.
+	Redis *redis.Client
+	// Logger receives errors, with the request id (default: discard).
+	Logger *slog.Logger
+}
+
+// server is the REST layer built by New.
+type server struct {
+	keys           Authenticator
+	queries        *runner
+	graphql        http.Handler
+	openapi        []byte
+	endpoints      []endpoint
+	rateLimit      int
+	tierRateLimits map[string]int
+	ipRateLimit    int
+	keyLimiter     *limiter
+	ipLimiter      *limiter
+	clientIP       func(*http.Request) string
+	log            *slog.Logger
+	bufs           bufferPool
+	gzips          gzipPool
+}
+
+// New returns the HTTP handler of the whole API. It refuses to start (an
+// error) when the configuration is incomplete or an embedded query does not
+// validate against the executable schema.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Keys == nil {
+		return nil, errors.New("rest: Config.Keys is required")
+	}
+	if cfg.Graph.Store == nil {
+		return nil, errors.New("rest: Config.Graph.Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RateLimit <= 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.IPRateLimit <= 0 {
+		cfg.IPRateLimit = DefaultIPRateLimit
+	}
+	for tier, n := range cfg.TierRateLimits {
+		if n <= 0 {
+			return nil, fmt.Errorf("rest: rate limit of tier %q must be positive, is %d", tier, n)
+		}
+	}
+	cfg.Graph.ETFEnabled = cfg.ETFEnabled
+	if cfg.Graph.Version == "" {
+		cfg.Graph.Version = cfg.Version
+	}
+	if cfg.Graph.Logger == nil {
+		cfg.Graph.Logger = cfg.Logger
+	}
+	clientIP, err := clientIPFunc(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+
+	s := &server{
+		keys:           cfg.Keys,
+		rateLimit:      cfg.RateLimit,
+		tierRateLimits: cfg.TierRateLimits,
+		ipRateLimit:    cfg.IPRateLimit,
+		clientIP:       clientIP,
+		log:            cfg.Logger,
+	}
+
+	schema := graph.NewSchema(cfg.Graph)
+	s.endpoints, err = endpoints(schema.Schema(), cfg.ETFEnabled)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{"health"}
+	for _, ep := range s.endpoints {
+		names = append(names, ep.query)
+	}
+	sources, err := readQueries()
+	if err != nil {
+		return nil, err
+	}
+	docs, err := prepare(schema.Schema(), sources, names)
+	if err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
+	exec := executor.New(schema)
+	graph.ConfigureExecutor(exec, cfg.Graph)
+	// Overrides of graph's choices for the fixed queries: only the prepared
+	// documents; errors keep their cause, so that a domain error reaches
+	// the envelope as it is and anything else is logged once, by
+	// writeError, with the request id.
+	exec.SetQueryCache(docs)
+	exec.SetErrorPresenter(graphql.DefaultErrorPresenter)
+	exec.SetRecoverFunc(s.recoverResolver)
+	s.queries = &runner{exec: exec, sources: sources}
+
+	s.openapi, err = openAPIDocument(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("rest: build OpenAPI document: %w", err)
+	}
+	s.graphql = graph.NewHandler(cfg.Graph)
+
+	var counter httprate.LimitCounter
+	if cfg.Redis != nil {
+		counter = httprateredis.NewCounter(&httprateredis.Config{
+			Client:       cfg.Redis,
+			WindowLength: rateWindow,
+			PrefixKey:    "feedapi:ratelimit",
+			OnError: func(err error) {
+				cfg.Logger.Warn("rate-limit counters: Redis failed", slog.Any("error", err))
+			},
+			OnFallbackChange: func(local bool) {
+				cfg.Logger.Warn("rate-limit counters: switched store", slog.Bool("local_fallback", local))
+			},
+		})
+	}
+	s.keyLimiter = newLimiter(cfg.RateLimit, counter, cfg.Logger)
+	s.ipLimiter = newLimiter(cfg.IPRateLimit, counter, cfg.Logger)
+	return s.routes(), nil
+}
+
+// clientIPFunc returns how the client IP of a request is found: its TCP
+// peer, or with trusted proxies the first untrusted address of
+// X-Forwarded-For read from the right.
+func clientIPFunc(trusted []string) (func(*http.Request) string, error) {
+	prefixes := make([]netip.Prefix, 0, len(trusted))
+	for _, t := range trusted {
+		p, err := netip.ParsePrefix(t)
+		if err != nil {
+			return nil, fmt.Errorf("rest: trusted proxy %q: %w", t, err)
+		}
+		prefixes = append(prefixes, p.Masked())
+	}
+	return func(r *http.Request) string {
+		peer, err := netip.ParseAddrPort(r.RemoteAddr)
+		if err != nil {
+			return r.RemoteAddr
+		}
+		ip := peer.Addr().Unmap()
+		if len(prefixes) == 0 {
+			return ip.String()
+		}
+		return forwardedClient(ip, r.Header.Values("X-Forwarded-For"), prefixes).String()
+	}, nil
+}
+
+// forwardedClient walks the X-Forwarded-For chain from the peer leftwards
+// while the hops are trusted proxies, and returns the first untrusted one.
+// An unparsable hop ends the walk at the last trusted address seen.
+func forwardedClient(peer netip.Addr, xff []string, trusted []netip.Prefix) netip.Addr {
+	isTrusted := func(a netip.Addr) bool {
+		for _, p := range trusted {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	client := peer
+	var hops []string
+	for _, h := range xff {
+		for hop := range strings.SplitSeq(h, ",") {
+			hops = append(hops, strings.TrimSpace(hop))
+		}
+	}
+	for i := len(hops) - 1; i >= 0 && isTrusted(client); i-- {
+		a, err := netip.ParseAddr(hops[i])
+		if err != nil {
+			break
+		}
+		client = a.Unmap()
+	}
+	return client
+}
+
+// NewServer returns an http.Server for h with timeouts suited to a JSON API.
+// Run it with ListenAndServe; on SIGTERM call Shutdown with a deadline (say
+// 20s), which stops accepting connections and waits for requests in flight:
+//
+//	srv := rest.NewServer(addr, h)
+//	go func() { <-ctx.Done(); sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second); defer cancel(); srv.Shutdown(sctx) }()
+//	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) { … }
+func NewServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+}

@@ -1,0 +1,157 @@
+package rest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/feedapi/feedapi/graph/apperr"
+)
+
+// routes builds the router. Order of checks on a keyed request: key (401),
+// tier (403), rate limit (429), then the endpoint's parameters (400) and
+// its result (404 or 200).
+func (s *server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.begin)
+	r.NotFound(s.ipLimited(http.HandlerFunc(s.notFound)).ServeHTTP)
+	r.MethodNotAllowed(s.ipLimited(http.HandlerFunc(s.methodNotAllowed)).ServeHTTP)
+
+	// No key: limited per client IP.
+	r.Group(func(r chi.Router) {
+		r.Use(s.ipLimited)
+		getHead(r, "/v1/health", http.HandlerFunc(s.health))
+		getHead(r, "/v1/openapi.json", http.HandlerFunc(s.openAPI))
+	})
+	// Keyed /v1 endpoints: open to every tier.
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate, s.keyed("free", "pro", "internal"))
+		for _, ep := range s.endpoints {
+			getHead(r, ep.pattern, s.serve(ep))
+		}
+	})
+	// GraphQL for internal dashboards.
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate, s.keyed("internal"))
+		r.Method(http.MethodGet, "/graphql", http.HandlerFunc(s.serveGraphQL))
+		r.Method(http.MethodPost, "/graphql", http.HandlerFunc(s.serveGraphQL))
+	})
+	return r
+}
+
+// getHead routes GET and HEAD of pattern to h.
+func getHead(r chi.Router, pattern string, h http.Handler) {
+	r.Method(http.MethodGet, pattern, h)
+	r.Method(http.MethodHead, pattern, h)
+}
+
+// allowed returns the Allow header of a known path.
+func allowed(path string) string {
+	if path == "/graphql" {
+		return "GET, POST"
+	}
+	return "GET, HEAD"
+}
+
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, apperr.New(apperr.NotFound, "no such path: "+truncate(r.URL.Path, 100)))
+}
+
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	allow := allowed(r.URL.Path)
+	w.Header().Set("Allow", allow)
+	s.writeError(w, r, apperr.New(apperr.MethodNotAllowed,
+		"method "+truncate(r.Method, 20)+" is not allowed on "+truncate(r.URL.Path, 100)+"; allowed: "+allow))
+}
+
+// ipLimited applies the per-client-IP limit of the unauthenticated routes.
+func (s *server) ipLimited(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.ipLimiter.allow(w, r, "ip:"+s.clientIP(r), s.ipRateLimit) {
+			s.writeError(w, r, apperr.New(apperr.RateLimited, fmt.Sprintf(
+				"rate limit of %d requests per minute per client address exceeded; retry after %s seconds",
+				s.ipRateLimit, retryAfter)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// begin gives the request its id (X-Request-Id and meta.request_id), turns
+// a panic into a 500 envelope, and logs the request at debug level.
+func (s *server) begin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		st := &requestState{id: newRequestID(start)}
+		w.Header().Set("X-Request-Id", st.id)
+		r = r.WithContext(withRequestState(r.Context(), st))
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				err := fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+				if sw.status == 0 {
+					s.writeError(sw, r, err)
+				} else {
+					s.log.ErrorContext(r.Context(), "panic after the response started",
+						slog.String("request_id", st.id), slog.Any("error", err))
+				}
+			}
+			s.log.DebugContext(r.Context(), "request",
+				slog.String("request_id", st.id),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status),
+				slog.Duration("duration", time.Since(start)))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// recoverResolver turns a panic in a resolver of a REST query into an
+// internal error, logged with the request id.
+func (s *server) recoverResolver(ctx context.Context, v any) error {
+	s.log.ErrorContext(ctx, "panic in resolver",
+		slog.String("request_id", requestID(ctx)),
+		slog.Any("panic", v),
+		slog.String("stack", string(debug.Stack())))
+	return fmt.Errorf("resolver panicked: %v", v)
+}
+
+// statusWriter records the status of the response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// truncate shortens client-supplied text echoed in messages.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
