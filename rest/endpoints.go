@@ -32,8 +32,8 @@ type endpoint struct {
 	query   string  // document name in queries/
 	params  []param // accepted query parameters
 	shape   shape
-	kind    string                    // shapeItem: the resource named in a 404 ("post")
-	units   string                    // meta.units, if any
+	kind    string                     // shapeItem: the resource named in a 404 ("post")
+	units   string                     // meta.units, if any
 	check   func(map[string]any) error // cross-parameter rule, if any
 }
 
