@@ -39,7 +39,7 @@ func (s *Store) ListEtfFlows(ctx context.Context, f EtfFilter, limit int) ([]Etf
 	rows := []EtfFlow{}
 	q := s.db.NewSelect().Model(&rows)
 	if len(f.Assets) > 0 {
-		q = q.Where("asset IN (?)", bun.In(f.assets()))
+		q = q.Where("asset IN (?)", bun.List(f.assets()))
 	}
 	if !f.From.IsZero() {
 		q = q.Where("flow_date >= ?", f.From.Format(time.DateOnly))

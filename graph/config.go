@@ -169,10 +169,10 @@ func NewHandler(cfg Config) http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	configure(srv, cfg)
-	play := playground.Handler("feedapi GraphQL", "")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.RawQuery == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
-			play.ServeHTTP(w, r)
+			// The playground sends its queries back to the path it was served from.
+			playground.Handler("feedapi GraphQL", r.URL.Path).ServeHTTP(w, r)
 			return
 		}
 		srv.ServeHTTP(w, r)

@@ -50,7 +50,7 @@ func Decode(connection, s string) (int64, error) {
 		return 0, invalid()
 	}
 	var raw [rawLen]byte
-	if _, err := base64.RawURLEncoding.Decode(raw[:], []byte(s)); err != nil {
+	if _, err := base64.RawURLEncoding.Strict().Decode(raw[:], []byte(s)); err != nil {
 		return 0, invalid()
 	}
 	if raw[0] != version {

@@ -5,7 +5,6 @@ package scalar
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/apperr"
 )
 
 // DateTimeLayout is the contract's timestamp format: UTC, milliseconds, Z.
@@ -33,11 +33,11 @@ func MarshalDateTime(t time.Time) graphql.Marshaler {
 func UnmarshalDateTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, fmt.Errorf("DateTime must be an RFC 3339 string, got %T", v)
+		return time.Time{}, apperr.Invalid("", "DateTime must be an RFC 3339 date-time string, got %T", v)
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, errors.New("DateTime must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
+		return time.Time{}, apperr.Invalid("", "DateTime must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
 	}
 	return t.UTC(), nil
 }
@@ -57,11 +57,11 @@ func MarshalDate(t time.Time) graphql.Marshaler {
 func UnmarshalDate(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, fmt.Errorf("Date must be a string YYYY-MM-DD, got %T", v)
+		return time.Time{}, apperr.Invalid("", "Date must be a string YYYY-MM-DD, got %T", v)
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, errors.New("Date must be a calendar date YYYY-MM-DD")
+		return time.Time{}, apperr.Invalid("", "Date must be a calendar date YYYY-MM-DD")
 	}
 	return t, nil
 }
@@ -79,15 +79,15 @@ func MarshalMoney(m db.Money) graphql.Marshaler {
 func UnmarshalMoney(v any) (db.Money, error) {
 	switch x := v.(type) {
 	case string:
-		return db.ParseMoney(x)
+		return parseMoney(x)
 	case json.Number:
-		return db.ParseMoney(x.String())
+		return parseMoney(x.String())
 	case int64:
 		return db.Money(x * 100), nil
 	case int:
 		return db.Money(int64(x) * 100), nil
 	default:
-		return 0, fmt.Errorf("Money must be a decimal number, got %T", v)
+		return 0, apperr.Invalid("", "Money must be a decimal number, got %T", v)
 	}
 }
 
@@ -109,4 +109,12 @@ func UnmarshalJSON(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("JSON: %w", err)
 	}
 	return b, nil
+}
+
+func parseMoney(s string) (db.Money, error) {
+	m, err := db.ParseMoney(s)
+	if err != nil {
+		return 0, &apperr.Error{Code: apperr.BadRequest, Message: "Money must be a plain decimal with at most two fraction digits", Err: err}
+	}
+	return m, nil
 }

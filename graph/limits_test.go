@@ -1,0 +1,127 @@
+package graph_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+func TestRefusedBeforeExecution(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tests := []struct {
+		name, query, wantMsg string
+	}{
+		{"complexity of nested pages", `{ briefs(first:100){edges{node{posts(first:100){edges{node{id}}}}}} }`, "complexity"},
+		{"complexity of many wide lists", strings.Repeat(`a%[1]d: firehose(first: 100) { nodes { uid id pane source title body url createdAt } } `, 1), "complexity"},
+		{"depth", `{ posts(first: 1) { edges { node { brief { posts(first: 1) { edges { node { brief { id } } } } } } } } }`, "nested 9 levels"},
+		{"depth through fragments", `{ posts(first: 1) { ...P } } fragment P on PostConnection { nodes { brief { ...B } } }
+			fragment B on Brief { posts(first: 1) { nodes { brief { posts(first: 1) { nodes { id } } } } } }`, "nested 9 levels"},
+		{"depth through inline fragments", `{ posts(first: 1) { nodes { ... on Post { brief { posts(first: 1) { nodes { brief { posts(first: 1) { nodes { id } } } } } } } } } }`, "nested 9 levels"},
+		{"token limit", "{ health { " + strings.Repeat("status ", 6000) + "} }", "token limit"},
+	}
+	// Six aliased wide firehose pages: 6 × (1 + 100 × 9) > 10000.
+	var wide strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&wide, "a%d: firehose(first: 100) { nodes { uid id pane source title body url createdAt } } ", i)
+	}
+	tests[1].query = "{ " + wide.String() + "}"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := e.queries.Load()
+			r := e.with(t).do(db.TierInternal, tt.query, nil)
+			if len(r.Errors) == 0 || r.Errors[0].Extensions.Code != "bad_request" || !strings.Contains(r.Errors[0].Message, tt.wantMsg) {
+				t.Errorf("errors = %+v, want bad_request mentioning %q", r.Errors, tt.wantMsg)
+			}
+			if string(r.Data) != "" && string(r.Data) != "null" {
+				t.Errorf("data = %s, want none", r.Data)
+			}
+			if n := e.queries.Load() - before; n != 0 {
+				t.Errorf("%d SQL statements ran, want 0", n)
+			}
+		})
+	}
+
+	t.Run("the deepest allowed nesting runs", func(t *testing.T) {
+		r := e.with(t).do(db.TierInternal, `{ briefs(first: 2) { edges { node { posts(first: 2) { edges { node { brief { id } } } } } } } }`, nil)
+		if len(r.Errors) > 0 {
+			t.Errorf("errors = %+v", r.Errors)
+		}
+	})
+}
+
+func TestIntrospectionByTier(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tests := []struct {
+		name     string
+		tier     db.Tier
+		query    string
+		wantCode string
+	}{
+		{"internal may read the schema", db.TierInternal, `{ __schema { queryType { name } } }`, ""},
+		{"internal may read a type", db.TierInternal, `{ __type(name: "Post") { name fields { name } } }`, ""},
+		{"free may not read the schema", db.TierFree, `{ __schema { queryType { name } } }`, "forbidden_tier"},
+		{"pro may not read a type", db.TierPro, `{ __type(name: "Post") { name } }`, "forbidden_tier"},
+		{"no key may not read the schema", "", `query Q { ... on Query { __schema { types { name } } } }`, "forbidden_tier"},
+		{"free may ask for __typename", db.TierFree, `{ __typename health { __typename status } }`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := e.with(t).do(tt.tier, tt.query, nil)
+			switch {
+			case tt.wantCode == "" && len(r.Errors) > 0:
+				t.Errorf("errors = %+v, want none", r.Errors)
+			case tt.wantCode != "" && (len(r.Errors) != 1 || r.Errors[0].Extensions.Code != tt.wantCode):
+				t.Errorf("errors = %+v, want %s", r.Errors, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestWithoutETF(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withoutETF)
+
+	var schema struct {
+		Query, Sources struct{ Fields []struct{ Name string } }
+		Types          struct {
+			Types []struct{ Name string }
+		} `json:"__schema"`
+	}
+	e.query(`{ Query: __type(name: "Query") { fields { name } } Sources: __type(name: "Sources") { fields { name } } __schema { types { name } } }`, nil, &schema)
+	var names []string
+	for _, f := range append(schema.Query.Fields, schema.Sources.Fields...) {
+		names = append(names, f.Name)
+	}
+	for _, tp := range schema.Types.Types {
+		names = append(names, tp.Name)
+	}
+	for _, absent := range []string{"etfFlows", "etfFlowsLatest", "etfAssets", "EtfFlow", "EtfAsset"} {
+		if strings.Contains(" "+strings.Join(names, " ")+" ", " "+absent+" ") {
+			t.Errorf("introspection shows %s", absent)
+		}
+	}
+	for _, present := range []string{"posts", "firehosePanes", "curatedSources", "Post"} {
+		if !strings.Contains(" "+strings.Join(names, " ")+" ", " "+present+" ") {
+			t.Errorf("introspection lacks %s", present)
+		}
+	}
+
+	for _, q := range []string{`{ etfFlows { uid } }`, `{ etfFlowsLatest { uid } }`, `{ sources { etfAssets } }`} {
+		r := e.do(db.TierInternal, q, nil)
+		if len(r.Errors) == 0 || r.Errors[0].Extensions.Code != "bad_request" {
+			t.Errorf("%s: errors = %+v, want bad_request", q, r.Errors)
+		}
+	}
+	var out struct {
+		Sources struct{ FirehosePanes []string }
+	}
+	e.query(`{ sources { firehosePanes } }`, nil, &out)
+	if len(out.Sources.FirehosePanes) != 6 {
+		t.Errorf("firehosePanes = %v", out.Sources.FirehosePanes)
+	}
+}
