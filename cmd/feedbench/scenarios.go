@@ -1,0 +1,281 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// scenario is one named request pattern. The names are stable: scripts and
+// the README's Performance section refer to them.
+type scenario struct {
+	name string
+	doc  string
+	// prepare discovers what the scenario needs from the running service and
+	// returns the function that fills in each request, or a *skipError when
+	// the service cannot serve the scenario (no internal key, no ETF flows…).
+	prepare func(ctx context.Context, d *discovery) (nextFunc, error)
+	// graphql marks scenarios whose answers are GraphQL responses: a 200
+	// carrying "errors" is counted as "gqlerr", not as a success.
+	graphql bool
+}
+
+// nextFunc fills in the next request of a scenario. Attack workers call it
+// concurrently.
+type nextFunc func(t *vegeta.Target)
+
+// scenarios is the table of every scenario, in the order they run with --scenarios all.
+var scenarios = []scenario{
+	{name: "posts-first-50", doc: "GET /v1/posts?limit=50, the first page (the most common poll)",
+		prepare: static("/v1/posts", "limit", "50")},
+	{name: "posts-first-100", doc: "GET /v1/posts?limit=100, the largest first page",
+		prepare: static("/v1/posts", "limit", "100")},
+	{name: "posts-by-source", doc: "GET /v1/posts?source=LABEL, a mid-volume curated source (--source)",
+		prepare: prepPostsBySource},
+	{name: "posts-since", doc: "GET /v1/posts?since=T, T --since-lag before each request: the polling case",
+		prepare: prepPostsSince},
+	{name: "posts-deep-page", doc: "GET /v1/posts?cursor=C, C beside the oldest posts (needs an internal key)",
+		prepare: prepPostsDeepPage},
+	{name: "post-one", doc: "GET /v1/posts/ID, round-robin over the newest 100 posts",
+		prepare: prepPostOne},
+	{name: "briefs-list", doc: "GET /v1/briefs, the first page",
+		prepare: static("/v1/briefs")},
+	{name: "brief-one", doc: "GET /v1/briefs/ID, round-robin over the newest 100 briefs",
+		prepare: prepBriefOne},
+	{name: "firehose-pane", doc: "GET /v1/firehose?pane=crypto",
+		prepare: static("/v1/firehose", "pane", "crypto")},
+	{name: "firehose-important", doc: "GET /v1/firehose?important=true",
+		prepare: static("/v1/firehose", "important", "true")},
+	{name: "firehose-source-common", doc: "GET /v1/firehose?source=S, S matching many rows (--common-source)",
+		prepare: prepFirehoseCommon},
+	{name: "firehose-source-rare", doc: "GET /v1/firehose?source=S, S matching few rows: a deep scan (--rare-source)",
+		prepare: prepFirehoseRare},
+	{name: "firehose-pane-important", doc: "GET /v1/firehose?pane=news&important=true",
+		prepare: static("/v1/firehose", "pane", "news", "important", "true")},
+	{name: "sources", doc: "GET /v1/sources",
+		prepare: static("/v1/sources")},
+	{name: "etf-list", doc: "GET /v1/etf-flows?asset=BTC,ETH&from=D1&to=D2, --etf-days up to the newest flow",
+		prepare: prepEtfList},
+	{name: "etf-latest", doc: "GET /v1/etf-flows/latest",
+		prepare: prepEtfLatest},
+	{name: "graphql-dashboard", doc: "POST /graphql: 5 briefs, 10 posts each with their brief (needs an internal key)",
+		prepare: prepGraphQLDashboard, graphql: true},
+}
+
+// selectScenarios resolves --scenarios: "all" or a list of names, kept in
+// the order given, without duplicates.
+func selectScenarios(names []string) ([]*scenario, error) {
+	var out []*scenario
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "all" {
+			for i := range scenarios {
+				if !seen[scenarios[i].name] {
+					seen[scenarios[i].name] = true
+					out = append(out, &scenarios[i])
+				}
+			}
+			continue
+		}
+		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown scenario %q (see --list)", n)
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, &scenarios[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no scenario selected")
+	}
+	return out, nil
+}
+
+// scenarioOptions are the flags that parameterise scenarios.
+type scenarioOptions struct {
+	source       string        // posts-by-source label; empty: discover
+	commonSource string        // firehose-source-common substring
+	rareSource   string        // firehose-source-rare substring; empty: discover
+	sinceLag     time.Duration // posts-since: how far before now
+	etfDays      int           // etf-list: days from the newest flow date back to from
+}
+
+// skipError says why a scenario cannot run against this service.
+type skipError struct{ reason string }
+
+func (e *skipError) Error() string { return e.reason }
+
+func skip(format string, args ...any) error { return &skipError{fmt.Sprintf(format, args...)} }
+
+// static returns a scenario that sends one fixed GET; query holds key, value pairs.
+func static(path string, query ...string) func(context.Context, *discovery) (nextFunc, error) {
+	return func(_ context.Context, d *discovery) (nextFunc, error) {
+		q := url.Values{}
+		for i := 0; i+1 < len(query); i += 2 {
+			q.Set(query[i], query[i+1])
+		}
+		return roundRobin(d.get(path, q)), nil
+	}
+}
+
+// roundRobin returns a nextFunc cycling through targets.
+func roundRobin(targets ...vegeta.Target) nextFunc {
+	var n atomic.Uint64
+	return func(t *vegeta.Target) {
+		*t = targets[(n.Add(1)-1)%uint64(len(targets))]
+	}
+}
+
+func prepPostsBySource(ctx context.Context, d *discovery) (nextFunc, error) {
+	label := d.opts.source
+	if label == "" {
+		var err error
+		if label, err = d.midVolumeSource(ctx); err != nil {
+			return nil, err
+		}
+	}
+	d.notef("posts-by-source: source=%q", label)
+	return roundRobin(d.get("/v1/posts", url.Values{"source": {label}})), nil
+}
+
+func prepPostsSince(_ context.Context, d *discovery) (nextFunc, error) {
+	lag := d.opts.sinceLag
+	return func(t *vegeta.Target) {
+		since := d.now().Add(-lag).UTC().Format("2006-01-02T15:04:05.000Z")
+		*t = d.get("/v1/posts", url.Values{"since": {since}})
+	}, nil
+}
+
+func prepPostsDeepPage(ctx context.Context, d *discovery) (nextFunc, error) {
+	// The 100 oldest posts, newest first: the first edge's cursor asks REST
+	// for the page just before the very end of the list.
+	var out struct {
+		Posts struct {
+			Edges []struct{ Cursor string } `json:"edges"`
+		} `json:"posts"`
+	}
+	if err := d.graphql(ctx, `{ posts(last: 100) { edges { cursor } } }`, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Posts.Edges) < 2 {
+		return nil, skip("fewer than 2 posts: no deep page to fetch")
+	}
+	return roundRobin(d.get("/v1/posts", url.Values{"cursor": {out.Posts.Edges[0].Cursor}})), nil
+}
+
+func prepPostOne(ctx context.Context, d *discovery) (nextFunc, error) {
+	posts, err := d.newestPosts.get(func() ([]postItem, error) { return d.fetchNewestPosts(ctx) })
+	if err != nil {
+		return nil, err
+	}
+	if len(posts) == 0 {
+		return nil, skip("no posts")
+	}
+	targets := make([]vegeta.Target, len(posts))
+	for i, p := range posts {
+		targets[i] = d.get("/v1/posts/"+strconv.FormatInt(p.ID, 10), nil)
+	}
+	return roundRobin(targets...), nil
+}
+
+func prepBriefOne(ctx context.Context, d *discovery) (nextFunc, error) {
+	var briefs []struct {
+		ID int64 `json:"id"`
+	}
+	if err := d.getJSON(ctx, "/v1/briefs", url.Values{"limit": {"100"}}, &briefs); err != nil {
+		return nil, err
+	}
+	if len(briefs) == 0 {
+		return nil, skip("no briefs")
+	}
+	targets := make([]vegeta.Target, len(briefs))
+	for i, b := range briefs {
+		targets[i] = d.get("/v1/briefs/"+strconv.FormatInt(b.ID, 10), nil)
+	}
+	return roundRobin(targets...), nil
+}
+
+func prepFirehoseCommon(_ context.Context, d *discovery) (nextFunc, error) {
+	return roundRobin(d.get("/v1/firehose", url.Values{"source": {d.opts.commonSource}})), nil
+}
+
+func prepFirehoseRare(ctx context.Context, d *discovery) (nextFunc, error) {
+	s := d.opts.rareSource
+	if s == "" {
+		var msgs []struct {
+			Source string `json:"source"`
+		}
+		if err := d.getJSON(ctx, "/v1/firehose", url.Values{"limit": {"100"}}, &msgs); err != nil {
+			return nil, err
+		}
+		counts := map[string]int{}
+		for _, m := range msgs {
+			counts[m.Source]++
+		}
+		ranked := rank(counts)
+		if len(ranked) == 0 {
+			return nil, skip("no firehose messages")
+		}
+		s = ranked[len(ranked)-1]
+		d.notef("firehose-source-rare: source=%q", s)
+	}
+	return roundRobin(d.get("/v1/firehose", url.Values{"source": {s}})), nil
+}
+
+func prepEtfList(ctx context.Context, d *discovery) (nextFunc, error) {
+	newest, err := d.newestFlowDate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from := newest.AddDate(0, 0, -d.opts.etfDays)
+	return roundRobin(d.get("/v1/etf-flows", url.Values{
+		"asset": {"BTC,ETH"}, "from": {from.Format(time.DateOnly)}, "to": {newest.Format(time.DateOnly)},
+	})), nil
+}
+
+func prepEtfLatest(ctx context.Context, d *discovery) (nextFunc, error) {
+	if _, err := d.newestFlowDate(ctx); err != nil {
+		return nil, err
+	}
+	return roundRobin(d.get("/v1/etf-flows/latest", nil)), nil
+}
+
+// dashboardQuery is what an internal dashboard asks: recent briefs with their
+// posts, and each post's brief (the dataloader path).
+const dashboardQuery = `query Dashboard { briefs(first: 5) { nodes { id weekStart posts(first: 10) { nodes { id source createdAt brief { id } } } } } }`
+
+func prepGraphQLDashboard(ctx context.Context, d *discovery) (nextFunc, error) {
+	if err := d.graphql(ctx, dashboardQuery, nil); err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(map[string]string{"query": dashboardQuery})
+	if err != nil {
+		return nil, fmt.Errorf("encode GraphQL request: %w", err)
+	}
+	return roundRobin(vegeta.Target{Method: http.MethodPost, URL: d.url("/graphql", nil), Body: body, Header: d.jsonHeader}), nil
+}
+
+// rank returns the keys of counts, most frequent first, ties by name.
+func rank(counts map[string]int) []string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	return keys
+}
