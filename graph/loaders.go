@@ -36,6 +36,8 @@ type loaders struct {
 	briefByDay   *dataloader.Loader[time.Time, *db.Brief]
 	weekOnce     sync.Once
 	postsOfWeeks *dataloader.Loader[weekKey, db.PostPage]
+	latestOnce   sync.Once
+	latestFlows  *dataloader.Loader[db.Asset, *db.EtfFlow]
 }
 
 type loadersKey struct{}
@@ -118,6 +120,29 @@ func (l *loaders) loadPostsOfWeeks(ctx context.Context, keys []weekKey) []*datal
 			out[i] = &dataloader.Result[db.PostPage]{Error: err}
 		} else {
 			out[i] = &dataloader.Result[db.PostPage]{Data: res[i]}
+		}
+	}
+	return out
+}
+
+// latestFlow returns the newest flow record of asset, or nil when it has none.
+func (l *loaders) latestFlow(ctx context.Context, asset db.Asset) (*db.EtfFlow, error) {
+	l.latestOnce.Do(func() {
+		l.latestFlows = dataloader.NewBatchedLoader(l.loadLatestFlows,
+			dataloader.WithWait[db.Asset, *db.EtfFlow](l.wait))
+	})
+	return l.latestFlows.Load(ctx, asset)()
+}
+
+func (l *loaders) loadLatestFlows(ctx context.Context, assets []db.Asset) []*dataloader.Result[*db.EtfFlow] {
+	flows, err := l.store.LatestEtfFlows(ctx, db.EtfFilter{Assets: assets})
+	out := make([]*dataloader.Result[*db.EtfFlow], len(assets))
+	for i, a := range assets {
+		out[i] = &dataloader.Result[*db.EtfFlow]{Error: err}
+		for j := range flows {
+			if flows[j].Asset == a {
+				out[i].Data = &flows[j]
+			}
 		}
 	}
 	return out

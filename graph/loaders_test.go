@@ -3,7 +3,11 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/feedapi/feedapi/db"
 )
 
 func TestRelationsAreBatched(t *testing.T) {
@@ -106,4 +110,31 @@ func TestRelationsAreBatched(t *testing.T) {
 			t.Errorf("pages of 4 then %d (hasNextPage %v), want 4 then 2 and the end", len(second.Brief.Posts.Nodes), second.Brief.Posts.PageInfo.HasNextPage)
 		}
 	})
+}
+
+func TestLatestFlowIsBatched(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addEtf([]db.Asset{db.AssetBTC, db.AssetETH, db.AssetSOL, db.AssetHYPE}, time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC), 5)
+	before := e.queries.Load()
+	var out struct {
+		EtfFlows []struct {
+			UID    string
+			Latest struct{ UID string }
+		}
+	}
+	e.query(`{ etfFlows(from: "2031-03-01", first: 20) { uid latest { uid latest { uid } } } }`, nil, &out)
+	// The list, then one batch for all assets (the nested latest hits the cache).
+	if got := e.queries.Load() - before; got != 2 {
+		t.Errorf("%d SQL statements, want 2", got)
+	}
+	if len(out.EtfFlows) != 20 {
+		t.Fatalf("%d flows, want 20", len(out.EtfFlows))
+	}
+	for _, f := range out.EtfFlows {
+		asset := strings.Split(f.UID, "_")[1]
+		if want := "etf_" + asset + "_2031-03-05"; f.Latest.UID != want {
+			t.Errorf("%s: latest = %s, want %s", f.UID, f.Latest.UID, want)
+		}
+	}
 }

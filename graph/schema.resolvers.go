@@ -31,6 +31,19 @@ func (r *briefResolver) Posts(ctx context.Context, obj *db.Brief, first *int, af
 	return postConnection(ctx, briefPostsConn(obj.ID), p, res.Posts, res.More), nil
 }
 
+// Latest is the resolver for the latest field.
+func (r *etfFlowResolver) Latest(ctx context.Context, obj *db.EtfFlow) (*db.EtfFlow, error) {
+	f, err := r.loadersFrom(ctx).latestFlow(ctx, obj.Asset)
+	if err != nil {
+		return nil, fmt.Errorf("latest flow of %s: %w", obj.Asset, err)
+	}
+	if f == nil {
+		// Deleted since obj was read: obj is the newest there is.
+		return obj, nil
+	}
+	return f, nil
+}
+
 // Brief is the resolver for the brief field.
 func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, error) {
 	t := obj.CreatedAt.UTC()
@@ -186,6 +199,9 @@ func (r *queryResolver) Health(ctx context.Context) (*model.Health, error) {
 // Brief returns generated.BriefResolver implementation.
 func (r *Resolver) Brief() generated.BriefResolver { return &briefResolver{r} }
 
+// EtfFlow returns generated.EtfFlowResolver implementation.
+func (r *Resolver) EtfFlow() generated.EtfFlowResolver { return &etfFlowResolver{r} }
+
 // Post returns generated.PostResolver implementation.
 func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 
@@ -193,7 +209,8 @@ func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 type (
-	briefResolver struct{ *Resolver }
-	postResolver  struct{ *Resolver }
-	queryResolver struct{ *Resolver }
+	briefResolver   struct{ *Resolver }
+	etfFlowResolver struct{ *Resolver }
+	postResolver    struct{ *Resolver }
+	queryResolver   struct{ *Resolver }
 )

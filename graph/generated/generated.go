@@ -33,6 +33,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Brief() BriefResolver
+	EtfFlow() EtfFlowResolver
 	Post() PostResolver
 	Query() QueryResolver
 }
@@ -67,6 +68,7 @@ type ComplexityRoot struct {
 		Asset        func(childComplexity int) int
 		CumNetInflow func(childComplexity int) int
 		FlowDate     func(childComplexity int) int
+		Latest       func(childComplexity int) int
 		NetAssets    func(childComplexity int) int
 		NetInflow    func(childComplexity int) int
 		UID          func(childComplexity int) int
@@ -165,6 +167,9 @@ type ComplexityRoot struct {
 
 type BriefResolver interface {
 	Posts(ctx context.Context, obj *db.Brief, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+}
+type EtfFlowResolver interface {
+	Latest(ctx context.Context, obj *db.EtfFlow) (*db.EtfFlow, error)
 }
 type PostResolver interface {
 	Brief(ctx context.Context, obj *db.Post) (*db.Brief, error)
@@ -303,6 +308,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EtfFlow.FlowDate(childComplexity), true
+	case "EtfFlow.latest":
+		if e.ComplexityRoot.EtfFlow.Latest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFlow.Latest(childComplexity), true
 	case "EtfFlow.netAssets":
 		if e.ComplexityRoot.EtfFlow.NetAssets == nil {
 			break
@@ -1021,6 +1032,8 @@ type EtfFlow {
   valueTraded: Money!
   "Last update of this record."
   updatedAt: DateTime!
+  "The newest record of the same asset (this one when it is the newest)."
+  latest: EtfFlow!
 }
 
 "The valid values of the filters."
@@ -1186,6 +1199,8 @@ func (ec *executionContext) childFields_EtfFlow(ctx context.Context, field graph
 		return ec.fieldContext_EtfFlow_valueTraded(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_EtfFlow_updatedAt(ctx, field)
+	case "latest":
+		return ec.fieldContext_EtfFlow_latest(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EtfFlow", field.Name)
 }
@@ -2342,6 +2357,38 @@ func (ec *executionContext) _EtfFlow_updatedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_EtfFlow_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EtfFlow", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFlow_latest(ctx context.Context, field graphql.CollectedField, obj *db.EtfFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFlow_latest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.EtfFlow().Latest(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.EtfFlow) graphql.Marshaler {
+			return ec.marshalNEtfFlow2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFlow_latest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFlow",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFlow(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _FirehoseConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseConnection) (ret graphql.Marshaler) {
@@ -5187,43 +5234,81 @@ func (ec *executionContext) _EtfFlow(ctx context.Context, sel ast.SelectionSet, 
 		case "uid":
 			out.Values[i] = ec._EtfFlow_uid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "asset":
 			out.Values[i] = ec._EtfFlow_asset(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "flowDate":
 			out.Values[i] = ec._EtfFlow_flowDate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "netInflow":
 			out.Values[i] = ec._EtfFlow_netInflow(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cumNetInflow":
 			out.Values[i] = ec._EtfFlow_cumNetInflow(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "netAssets":
 			out.Values[i] = ec._EtfFlow_netAssets(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "valueTraded":
 			out.Values[i] = ec._EtfFlow_valueTraded(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._EtfFlow_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "latest":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._EtfFlow_latest(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6633,6 +6718,16 @@ func (ec *executionContext) marshalNEtfFlow2ᚕgithubᚗcomᚋfeedapiᚋfeedapi�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNEtfFlow2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFlow(ctx context.Context, sel ast.SelectionSet, v *db.EtfFlow) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EtfFlow(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNFirehoseConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseConnection(ctx context.Context, sel ast.SelectionSet, v *model.FirehoseConnection) graphql.Marshaler {
