@@ -93,12 +93,12 @@ type prepared struct {
 
 // attack runs one vegeta attack over plans, interleaved round-robin when
 // there are several, until l's duration or request cap or until ctx ends. It
-// returns a collector per plan and, for several plans, one for all.
+// returns a collector per plan and, when withTotal, one for all.
 //
 // Each target's URL carries its scenario's name as a fragment, which is
 // never sent to the server but comes back in vegeta's Result.URL: that is how
 // results are attributed to scenarios, failed ones included.
-func attack(ctx context.Context, client *http.Client, l load, plans []prepared) (per []*collector, total *collector) {
+func attack(ctx context.Context, client *http.Client, l load, plans []prepared, withTotal bool) (per []*collector, total *collector) {
 	atk := vegeta.NewAttacker(l.options(client)...)
 	defer context.AfterFunc(ctx, func() { atk.Stop() })()
 
@@ -108,7 +108,7 @@ func attack(ctx context.Context, client *http.Client, l load, plans []prepared) 
 		index[p.name] = i
 		per[i] = newCollector()
 	}
-	if len(plans) > 1 {
+	if withTotal {
 		total = newCollector()
 	}
 
@@ -135,15 +135,19 @@ func attack(ctx context.Context, client *http.Client, l load, plans []prepared) 
 }
 
 // measure runs one attack over plans, sampling the server's memory when pid
-// is set, and returns the report rows: one for a single scenario, or one per
-// scenario plus the total for a mix. A failure to read the server's memory
+// is set, and returns the report rows: one for a single scenario, or for a
+// mix one per scenario plus the total. A failure to read the server's memory
 // during the attack is returned as a note.
-func measure(ctx context.Context, client *http.Client, l load, plans []prepared, pid int, interval time.Duration, progress io.Writer) (rows []row, note string, err error) {
+func measure(ctx context.Context, client *http.Client, l load, plans []prepared, mix bool, pid int, interval time.Duration, progress io.Writer) (rows []row, note string, err error) {
 	names := make([]string, len(plans))
 	for i, p := range plans {
 		names[i] = p.name
 	}
-	fmt.Fprintf(progress, "feedbench: %s: %s for %s…\n", strings.Join(names, ", "), l.mode(), l.duration)
+	mode := l.mode()
+	if mix {
+		mode = "mix " + mode
+	}
+	fmt.Fprintf(progress, "feedbench: %s: %s for %s…\n", strings.Join(names, ", "), mode, l.duration)
 
 	var sampler *rssSampler
 	if pid > 0 {
@@ -151,7 +155,7 @@ func measure(ctx context.Context, client *http.Client, l load, plans []prepared,
 			return nil, "", err
 		}
 	}
-	per, total := attack(ctx, client, l, plans)
+	per, total := attack(ctx, client, l, plans, mix)
 	var mem memory
 	if sampler != nil {
 		if mem, err = sampler.Stop(); err != nil {
@@ -159,15 +163,14 @@ func measure(ctx context.Context, client *http.Client, l load, plans []prepared,
 		}
 	}
 
-	if total == nil {
-		r := per[0].row(plans[0].name, l.mode())
-		r.PeakRSS, r.HWM = mem.RSS, mem.HWM
-		return []row{r}, note, nil
-	}
 	for i, p := range plans {
-		rows = append(rows, per[i].row(p.name, "mix "+l.mode()))
+		rows = append(rows, per[i].row(p.name, mode))
 	}
-	r := total.row(mixTotal, "mix "+l.mode())
-	r.PeakRSS, r.HWM = mem.RSS, mem.HWM
-	return append(rows, r), note, nil
+	if mix {
+		rows = append(rows, total.row(mixTotal, mode))
+	}
+	last := &rows[len(rows)-1] // the scenario's row, or the mix's total
+	last.PeakRSS, last.HWM = mem.RSS, mem.HWM
+	fmt.Fprintf(progress, "feedbench:   %d requests, %.1f/s, p99 %.2f ms, %s\n", last.Requests, last.RPS, last.P99, formatCodes(last.Codes))
+	return rows, note, nil
 }

@@ -227,7 +227,7 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		plans = append(plans, prepared{scenario: s, next: next})
 	}
-	rep.Notes = append([]string{}, d.notes...)
+	rep.Notes = append([]string{rateLimitHint}, d.notes...)
 	if len(plans) == 0 {
 		return errors.New("every selected scenario was skipped")
 	}
@@ -243,7 +243,7 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			break
 		}
-		rows, note, err := measure(ctx, client, l, g, c.PID, c.RSSInterval, stderr)
+		rows, note, err := measure(ctx, client, l, g, c.Mix, c.PID, c.RSSInterval, stderr)
 		if err != nil {
 			return err
 		}

@@ -205,9 +205,9 @@ func TestClosedLoopCountsRequestsAndStatusCodes(t *testing.T) {
 	if got, want := rowOf(t, rep, "sources").Codes["429"], 13; got != want {
 		t.Errorf("sources: 429s: got %d, want %d", got, want)
 	}
-	if len(rep.Notes) == 0 || !strings.Contains(rep.Notes[len(rep.Notes)-1], "13 answers were 429") ||
-		!strings.Contains(rep.Notes[len(rep.Notes)-1], "FEEDAPI_RATE_LIMIT=100000000") {
-		t.Errorf("notes: got %q, want the 429 count and the FEEDAPI_RATE_LIMIT hint", rep.Notes)
+	if len(rep.Notes) < 2 || !strings.Contains(rep.Notes[0], "FEEDAPI_RATE_LIMIT=100000000") ||
+		!strings.Contains(rep.Notes[len(rep.Notes)-1], "13 answers were 429") {
+		t.Errorf("notes: got %q, want the FEEDAPI_RATE_LIMIT hint first and the 429 count last", rep.Notes)
 	}
 }
 
