@@ -32,14 +32,20 @@ type load struct {
 	duration    time.Duration // per attack
 	maxRequests uint64        // per attack; 0: no cap
 	timeout     time.Duration // per request
+	mix         bool          // all scenarios interleaved in one attack
 }
 
-// mode names the load for the report: "open 200/s" or "closed 64w".
+// mode names the load for the report: "open 200/s" or "closed 64w",
+// prefixed by "mix " in a mix.
 func (l load) mode() string {
+	m := fmt.Sprintf("closed %dw", l.workers)
 	if l.rate > 0 {
-		return fmt.Sprintf("open %d/s", l.rate)
+		m = fmt.Sprintf("open %d/s", l.rate)
 	}
-	return fmt.Sprintf("closed %dw", l.workers)
+	if l.mix {
+		m = "mix " + m
+	}
+	return m
 }
 
 // pacer is vegeta's constant pacer at --rate; at rate 0 (the closed loop) it
@@ -93,12 +99,12 @@ type prepared struct {
 
 // attack runs one vegeta attack over plans, interleaved round-robin when
 // there are several, until l's duration or request cap or until ctx ends. It
-// returns a collector per plan and, when withTotal, one for all.
+// returns a collector per plan and, in a mix, one for all.
 //
 // Each target's URL carries its scenario's name as a fragment, which is
 // never sent to the server but comes back in vegeta's Result.URL: that is how
 // results are attributed to scenarios, failed ones included.
-func attack(ctx context.Context, client *http.Client, l load, plans []prepared, withTotal bool) (per []*collector, total *collector) {
+func attack(ctx context.Context, client *http.Client, l load, plans []prepared) (per []*collector, total *collector) {
 	atk := vegeta.NewAttacker(l.options(client)...)
 	defer context.AfterFunc(ctx, func() { atk.Stop() })()
 
@@ -108,7 +114,7 @@ func attack(ctx context.Context, client *http.Client, l load, plans []prepared, 
 		index[p.name] = i
 		per[i] = newCollector()
 	}
-	if withTotal {
+	if l.mix {
 		total = newCollector()
 	}
 
@@ -138,15 +144,12 @@ func attack(ctx context.Context, client *http.Client, l load, plans []prepared, 
 // is set, and returns the report rows: one for a single scenario, or for a
 // mix one per scenario plus the total. A failure to read the server's memory
 // during the attack is returned as a note.
-func measure(ctx context.Context, client *http.Client, l load, plans []prepared, mix bool, pid int, interval time.Duration, progress io.Writer) (rows []row, note string, err error) {
+func measure(ctx context.Context, client *http.Client, l load, plans []prepared, pid int, interval time.Duration, progress io.Writer) (rows []row, note string, err error) {
 	names := make([]string, len(plans))
 	for i, p := range plans {
 		names[i] = p.name
 	}
 	mode := l.mode()
-	if mix {
-		mode = "mix " + mode
-	}
 	fmt.Fprintf(progress, "feedbench: %s: %s for %s…\n", strings.Join(names, ", "), mode, l.duration)
 
 	var sampler *rssSampler
@@ -155,7 +158,7 @@ func measure(ctx context.Context, client *http.Client, l load, plans []prepared,
 			return nil, "", err
 		}
 	}
-	per, total := attack(ctx, client, l, plans, mix)
+	per, total := attack(ctx, client, l, plans)
 	var mem memory
 	if sampler != nil {
 		if mem, err = sampler.Stop(); err != nil {
@@ -166,7 +169,7 @@ func measure(ctx context.Context, client *http.Client, l load, plans []prepared,
 	for i, p := range plans {
 		rows = append(rows, per[i].row(p.name, mode))
 	}
-	if mix {
+	if total != nil {
 		rows = append(rows, total.row(mixTotal, mode))
 	}
 	last := &rows[len(rows)-1] // the scenario's row, or the mix's total

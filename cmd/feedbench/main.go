@@ -94,6 +94,8 @@ type cli struct {
 	RareSource   string        `name:"rare-source" help:"firehose-source-rare: a substring matching few rows (default: the rarest source on the newest 100 messages)."`
 	SinceLag     time.Duration `name:"since-lag" default:"5s" help:"posts-since: how long before each request its since lies."`
 	EtfDays      int           `name:"etf-days" default:"30" help:"etf-list: days from the newest flow date back to from."`
+
+	selected []*scenario // resolved from Scenarios by validate
 }
 
 func main() {
@@ -148,9 +150,9 @@ func (c *cli) validate() error {
 	case c.Duration <= 0 || c.Duration > maxDuration:
 		return fmt.Errorf("--duration must be above 0 and at most %s", maxDuration)
 	case c.Rate < 0:
-		return errors.New("--rate must be positive")
+		return errors.New("--rate must not be negative")
 	case c.Workers < 0:
-		return errors.New("--workers must be positive")
+		return errors.New("--workers must not be negative")
 	case c.MaxWorkers < 1:
 		return errors.New("--max-workers must be at least 1")
 	case c.Timeout <= 0:
@@ -166,7 +168,8 @@ func (c *cli) validate() error {
 	case c.CommonSource == "":
 		return errors.New("--common-source must not be empty")
 	}
-	if _, err := selectScenarios(c.Scenarios); err != nil {
+	var err error
+	if c.selected, err = selectScenarios(c.Scenarios); err != nil {
 		return err
 	}
 	if c.Key == "" && !c.List {
@@ -181,7 +184,7 @@ func (c *cli) validate() error {
 // load returns the attack settings of the flags.
 func (c *cli) load() load {
 	return load{rate: c.Rate, workers: c.Workers, maxWorkers: c.MaxWorkers,
-		duration: c.Duration, maxRequests: c.MaxRequests, timeout: c.Timeout}
+		duration: c.Duration, maxRequests: c.MaxRequests, timeout: c.Timeout, mix: c.Mix}
 }
 
 // bench checks the target, prepares the scenarios, runs the attacks and
@@ -191,12 +194,8 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	selected, err := selectScenarios(c.Scenarios)
-	if err != nil {
-		return err
-	}
 	if c.PID > 0 {
-		if _, err := readStatus(fmt.Sprintf("/proc/%d/status", c.PID)); err != nil {
+		if _, err := readStatus(statusPath(c.PID)); err != nil {
 			return fmt.Errorf("--pid: %w", err)
 		}
 	}
@@ -210,11 +209,8 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	rep := &report{URL: base.String(), Started: time.Now().UTC(), Mode: l.mode(), Duration: l.duration.String(),
 		MaxRequests: l.maxRequests, Rows: []row{}, Skipped: []skipped{}}
-	if c.Mix {
-		rep.Mode = "mix " + rep.Mode
-	}
 	var plans []prepared
-	for _, s := range selected {
+	for _, s := range c.selected {
 		next, err := s.prepare(ctx, d)
 		var skip *skipError
 		if errors.As(err, &skip) {
@@ -243,7 +239,7 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			break
 		}
-		rows, note, err := measure(ctx, client, l, g, c.Mix, c.PID, c.RSSInterval, stderr)
+		rows, note, err := measure(ctx, client, l, g, c.PID, c.RSSInterval, stderr)
 		if err != nil {
 			return err
 		}

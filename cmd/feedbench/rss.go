@@ -95,8 +95,11 @@ type rssSampler struct {
 // startRSS reads /proc/<pid>/status once, so that a wrong pid fails before
 // the attack, then samples it every interval until Stop.
 func startRSS(pid int, interval time.Duration) (*rssSampler, error) {
-	return startRSSAt(fmt.Sprintf("/proc/%d/status", pid), interval)
+	return startRSSAt(statusPath(pid), interval)
 }
+
+// statusPath is the status file of process pid.
+func statusPath(pid int) string { return fmt.Sprintf("/proc/%d/status", pid) }
 
 // startRSSAt is startRSS for any status file (tests pass a fixture).
 func startRSSAt(path string, interval time.Duration) (*rssSampler, error) {
