@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // FirehoseFilter narrows the firehose. Zero fields do not filter.
@@ -28,7 +30,17 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
 	var rows []FirehoseMessage
-	q := s.db.NewSelect().Model(&rows)
+	q := s.firehoseQuery(&rows, f)
+	if err := p.apply(q, "").Scan(ctx); err != nil {
+		return nil, false, fmt.Errorf("list firehose: %w", err)
+	}
+	rows, more := trim(rows, p)
+	return rows, more, nil
+}
+
+// firehoseQuery selects the messages matching f into dst, without paging.
+func (s *Store) firehoseQuery(dst *[]FirehoseMessage, f FirehoseFilter) *bun.SelectQuery {
+	q := s.db.NewSelect().Model(dst)
 	if f.Pane != "" {
 		q = q.Where("pane = ?", f.Pane)
 	}
@@ -43,9 +55,5 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 	if !f.Since.IsZero() {
 		q = q.Where("created_at >= ?", f.Since)
 	}
-	if err := p.apply(q, "").Scan(ctx); err != nil {
-		return nil, false, fmt.Errorf("list firehose: %w", err)
-	}
-	rows, more := trim(rows, p)
-	return rows, more, nil
+	return q
 }
