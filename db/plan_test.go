@@ -21,7 +21,7 @@ func explain(t *testing.T, bdb *bun.DB, query string) string {
 		if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
 			return err
 		}
-		return tx.NewRaw("EXPLAIN " + query).Scan(ctx, &plan)
+		return tx.NewRaw("EXPLAIN "+query).Scan(ctx, &plan)
 	})
 	if err != nil {
 		t.Fatalf("explain %s: %v", query, err)

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -141,8 +140,9 @@ func TestErrorCodes(t *testing.T) {
 		{name: "database failure is internal and logged", setup: func(e *env) { e.exec("DROP TABLE posts") },
 			query: `{ posts { nodes { id } } }`, wantCode: "internal", wantMsg: "internal error", wantLog: "posts"},
 		{name: "panic is recovered as internal and logged",
-			opts:  []option{func(c *graph.Config) { c.Ping = func(context.Context) error { panic("ping exploded") } }},
-			query: `{ health { status } }`, wantCode: "internal", wantMsg: "internal error", wantLog: "ping exploded"},
+			// A store without a database panics on its first query.
+			opts:  []option{func(c *graph.Config) { c.Store = db.NewStore(nil) }},
+			query: `{ posts { nodes { id } } }`, wantCode: "internal", wantMsg: "internal error", wantLog: "panic"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

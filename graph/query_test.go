@@ -296,6 +296,7 @@ func TestHealth(t *testing.T) {
 		{"database answers", nil, "ok", "ok"},
 		{"database unreachable", func(context.Context) error { return errors.New("connection refused") }, "degraded", "unreachable"},
 		{"database too slow", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, "degraded", "unreachable"},
+		{"ping panics", func(context.Context) error { panic("driver bug") }, "degraded", "unreachable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

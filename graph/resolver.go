@@ -36,3 +36,17 @@ func sortedAssets() []db.Asset {
 	slices.Sort(out)
 	return out
 }
+
+// databaseAnswers pings the database within Limits.PingTimeout. Health must
+// answer whatever happens, so a failing or even panicking ping only means
+// "unreachable".
+func (r *Resolver) databaseAnswers(ctx context.Context) (ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, r.limits.PingTimeout)
+	defer cancel()
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return r.ping(ctx) == nil
+}
