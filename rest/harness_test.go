@@ -28,6 +28,7 @@ func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 type api struct {
 	t       testing.TB
 	bdb     *bun.DB
+	cfg     Config
 	handler http.Handler
 	srv     *httptest.Server
 	keys    *keys.Service
@@ -61,7 +62,7 @@ func newAPI(t testing.TB, opts ...func(*Config)) *api {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	a.handler = h
+	a.cfg, a.handler = cfg, h
 	a.srv = httptest.NewServer(h)
 	t.Cleanup(a.srv.Close)
 	a.free = a.newKey(db.TierFree)
@@ -167,7 +168,9 @@ func (a *api) send(t testing.TB, req *http.Request) *resp {
 func checkInvariants(t testing.TB, req *http.Request, r *resp) {
 	t.Helper()
 	what := req.Method + " " + req.URL.RequestURI()
-	if got := r.Header.Get("Content-Type"); got != contentTypeJSON && !strings.HasPrefix(got, "text/html") {
+	// net/http drops Content-Type from a 304, which has no body (RFC 9110 §15.4.5).
+	if got := r.Header.Get("Content-Type"); r.StatusCode != http.StatusNotModified &&
+		got != contentTypeJSON && !strings.HasPrefix(got, "text/html") {
 		t.Errorf("%s: Content-Type = %q, want %q", what, got, contentTypeJSON)
 	}
 	id := r.Header.Get("X-Request-Id")

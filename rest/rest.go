@@ -60,6 +60,9 @@ type Config struct {
 	// (e.g. DialTimeout 200ms, Read/WriteTimeout 100ms, MaxRetries -1) so
 	// that the fallback engages quickly.
 	Redis *redis.Client
+	// RedisPrefix starts the names of the counters in Redis (default
+	// "feedapi:ratelimit"); deployments sharing one Redis need their own.
+	RedisPrefix string
 	// Logger receives errors, with the request id (default: discard).
 	Logger *slog.Logger
 }
@@ -163,10 +166,13 @@ func New(cfg Config) (http.Handler, error) {
 
 	var counter httprate.LimitCounter
 	if cfg.Redis != nil {
+		if cfg.RedisPrefix == "" {
+			cfg.RedisPrefix = "feedapi:ratelimit"
+		}
 		counter = httprateredis.NewCounter(&httprateredis.Config{
 			Client:       cfg.Redis,
 			WindowLength: rateWindow,
-			PrefixKey:    "feedapi:ratelimit",
+			PrefixKey:    cfg.RedisPrefix,
 			OnError: func(err error) {
 				cfg.Logger.Warn("rate-limit counters: Redis failed", slog.Any("error", err))
 			},

@@ -1,0 +1,250 @@
+package rest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+// wantRateHeaders checks the five rate-limit headers of a keyed response.
+func wantRateHeaders(t testing.TB, r *resp, limit, remaining int) {
+	t.Helper()
+	h := r.Header
+	if got := h.Get("RateLimit-Limit"); got != strconv.Itoa(limit) {
+		t.Errorf("RateLimit-Limit = %q, want %d", got, limit)
+	}
+	if got := h.Get("RateLimit-Remaining"); got != strconv.Itoa(remaining) {
+		t.Errorf("RateLimit-Remaining = %q, want %d", got, remaining)
+	}
+	reset, err := strconv.Atoi(h.Get("RateLimit-Reset"))
+	if err != nil || reset < 0 || reset > 60 {
+		t.Errorf("RateLimit-Reset = %q, want seconds from 0 to 60", h.Get("RateLimit-Reset"))
+	}
+	if got, want := h.Get("RateLimit-Policy"), `"default";q=`+strconv.Itoa(limit)+`;w=60`; got != want {
+		t.Errorf("RateLimit-Policy = %q, want %q", got, want)
+	}
+	if got, want := h.Get("RateLimit"), `"default";r=`+strconv.Itoa(remaining)+`;t=`+strconv.Itoa(reset); got != want {
+		t.Errorf("RateLimit = %q, want %q", got, want)
+	}
+}
+
+func wantRateLimited(t testing.TB, r *resp) {
+	t.Helper()
+	r.wantStatus(t, http.StatusTooManyRequests)
+	if got := r.Header.Get("Retry-After"); got != "60" {
+		t.Errorf("Retry-After = %q, want 60", got)
+	}
+	if r.env.Error.Code != "rate_limited" {
+		t.Errorf("code %q, want rate_limited", r.env.Error.Code)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+
+	t.Run("headers count down, then 429 with Retry-After", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, func(c *Config) { c.RateLimit = 3 })
+		for i := range 3 {
+			r := a.get(t, "/v1/sources", a.free)
+			r.wantStatus(t, http.StatusOK)
+			wantRateHeaders(t, r, 3, 2-i)
+		}
+		r := a.get(t, "/v1/sources", a.free)
+		wantRateLimited(t, r)
+		wantRateHeaders(t, r, 3, 0)
+		if r.env.Meta.Tier == nil || *r.env.Meta.Tier != "free" {
+			t.Errorf("meta.tier = %v, want free", r.env.Meta.Tier)
+		}
+		// Another key has a budget of its own.
+		a.get(t, "/v1/sources", a.pro).wantStatus(t, http.StatusOK)
+	})
+
+	t.Run("requests ending in 400 and 404 count", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, func(c *Config) { c.RateLimit = 4 })
+		wantRateHeaders(t, a.get(t, "/v1/posts?limit=0", a.free), 4, 3)
+		wantRateHeaders(t, a.get(t, "/v1/posts/123456789", a.free), 4, 2)
+		wantRateHeaders(t, a.get(t, "/v1/briefs?cursor=x", a.free), 4, 1)
+		wantRateHeaders(t, a.get(t, "/v1/briefs/1", a.free), 4, 0)
+		wantRateLimited(t, a.get(t, "/v1/sources", a.free))
+	})
+
+	t.Run("order: key, tier, rate limit, parameters", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, func(c *Config) { c.RateLimit = 1 })
+		a.get(t, "/v1/sources", a.free).wantStatus(t, http.StatusOK)
+		// Over the limit: a bad parameter still gets 429, not 400.
+		wantRateLimited(t, a.get(t, "/v1/posts?limit=1000", a.free))
+		wantRateLimited(t, a.get(t, "/v1/posts/999999999", a.free))
+		// The tier check comes first: 403, not 429.
+		a.get(t, "/graphql?query=%7Bhealth%7Bstatus%7D%7D", a.free).wantStatus(t, http.StatusForbidden)
+		// The key check comes first of all.
+		a.get(t, "/v1/posts?limit=1000", "fapi_bad").wantStatus(t, http.StatusUnauthorized)
+	})
+
+	t.Run("per-tier limits", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, func(c *Config) {
+			c.RateLimit = 2
+			c.TierRateLimits = map[string]int{"pro": 5, "internal": 7}
+		})
+		wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 2, 1)
+		wantRateHeaders(t, a.get(t, "/v1/sources", a.pro), 5, 4)
+		wantRateHeaders(t, a.get(t, "/v1/sources", a.intern), 7, 6)
+	})
+
+	t.Run("HEAD and 304 count and carry the headers", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, func(c *Config) { c.RateLimit = 3 })
+		r := a.do(t, http.MethodHead, "/v1/sources", a.free, nil)
+		wantRateHeaders(t, r, 3, 2)
+		r = a.get(t, "/v1/sources", a.free, "If-None-Match", r.Header.Get("ETag"))
+		r.wantStatus(t, http.StatusNotModified)
+		wantRateHeaders(t, r, 3, 1)
+	})
+
+	t.Run("unauthenticated endpoints are limited per client IP", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, func(c *Config) { c.IPRateLimit = 2 })
+		wantRateHeaders(t, a.get(t, "/v1/health", ""), 2, 1)
+		wantRateHeaders(t, a.get(t, "/v1/openapi.json", ""), 2, 0)
+		wantRateLimited(t, a.get(t, "/v1/health", ""))
+		wantRateLimited(t, a.get(t, "/no/such/path", ""))
+		// Keyed endpoints have their own budget.
+		a.get(t, "/v1/sources", a.free).wantStatus(t, http.StatusOK)
+	})
+
+	t.Run("a 429 of an unauthenticated endpoint has tier null", func(t *testing.T) {
+		t.Parallel()
+		a := newAPI(t, func(c *Config) { c.IPRateLimit = 1 })
+		a.get(t, "/v1/health", "")
+		r := a.get(t, "/v1/health", a.free)
+		wantRateLimited(t, r)
+		if r.env.Meta.Tier != nil {
+			t.Errorf("meta.tier = %q, want null", *r.env.Meta.Tier)
+		}
+	})
+}
+
+func TestClientIP(t *testing.T) {
+	t.Parallel()
+	req := func(remote string, xff ...string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/v1/health", nil)
+		r.RemoteAddr = remote
+		for _, v := range xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		return r
+	}
+	direct, err := clientIPFunc(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxied, err := clientIPFunc([]string{"10.0.0.0/8", "::1/128"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		fn   func(*http.Request) string
+		req  *http.Request
+		want string
+	}{
+		{"peer address", direct, req("203.0.113.7:5555"), "203.0.113.7"},
+		{"X-Forwarded-For ignored without trusted proxies", direct, req("203.0.113.7:5555", "198.51.100.1"), "203.0.113.7"},
+		{"IPv4-mapped IPv6 peer", direct, req("[::ffff:203.0.113.7]:1"), "203.0.113.7"},
+		{"IPv6 peer", direct, req("[2001:db8::1]:1"), "2001:db8::1"},
+		{"trusted proxy: the client before it", proxied, req("10.1.2.3:1", "198.51.100.1"), "198.51.100.1"},
+		{"trusted chain walked from the right", proxied, req("10.1.2.3:1", "6.6.6.6, 198.51.100.1, 10.9.9.9"), "198.51.100.1"},
+		{"several header lines", proxied, req("10.1.2.3:1", "6.6.6.6", "198.51.100.1"), "198.51.100.1"},
+		{"untrusted peer: header ignored", proxied, req("203.0.113.7:1", "198.51.100.1"), "203.0.113.7"},
+		{"garbage in the chain stops the walk", proxied, req("10.1.2.3:1", "198.51.100.1, junk"), "10.1.2.3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.fn(tc.req); got != tc.want {
+				t.Errorf("client IP = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if _, err := clientIPFunc([]string{"10.0.0.0/33"}); err == nil {
+		t.Errorf("an invalid trusted proxy prefix was accepted")
+	}
+}
+
+// redisURL returns the test Redis (REDIS_URL, else the local default), or
+// skips the test when none answers.
+func redisClient(t *testing.T) *redis.Client {
+	t.Helper()
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379/0"
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Skipf("no Redis at %s: %v", url, err)
+	}
+	return c
+}
+
+func randomPrefix(t *testing.T) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "feedapi-test:" + hex.EncodeToString(b[:])
+}
+
+func TestRateLimitSharedThroughRedis(t *testing.T) {
+	t.Parallel()
+	rc := redisClient(t)
+	prefix := randomPrefix(t)
+	a := newAPI(t, func(c *Config) { c.RateLimit = 3; c.Redis = rc; c.RedisPrefix = prefix })
+	// A second replica over the same database and Redis.
+	cfg := Config{Keys: a.keys, Graph: a.cfg.Graph, ETFEnabled: true, RateLimit: 3, Redis: rc, RedisPrefix: prefix}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := &api{t: t, bdb: a.bdb, handler: h, srv: httptest.NewServer(h)}
+	t.Cleanup(replica.srv.Close)
+
+	wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 3, 2)
+	wantRateHeaders(t, replica.get(t, "/v1/sources", a.free), 3, 1)
+	wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 3, 0)
+	wantRateLimited(t, replica.get(t, "/v1/sources", a.free))
+	wantRateLimited(t, a.get(t, "/v1/sources", a.free))
+	// The budget is per key, not per replica or shared by keys.
+	wantRateHeaders(t, replica.get(t, "/v1/sources", a.pro), 3, 2)
+}
+
+func TestRateLimitFallsBackWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
+	down := redis.NewClient(&redis.Options{
+		Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond,
+		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, MaxRetries: -1,
+	})
+	t.Cleanup(func() { down.Close() })
+	a := newAPI(t, func(c *Config) { c.RateLimit = 2; c.Redis = down; c.RedisPrefix = randomPrefix(t) })
+	key := a.newKey(db.TierFree)
+	a.get(t, "/v1/sources", key).wantStatus(t, http.StatusOK)
+	a.get(t, "/v1/sources", key).wantStatus(t, http.StatusOK)
+	// Local counters still enforce the limit.
+	wantRateLimited(t, a.get(t, "/v1/sources", key))
+}
