@@ -1,12 +1,25 @@
 // Package seed generates feedapi's deterministic, realistic demo data and
 // loads it in bulk.
+//
+// The same Options always produce byte-identical rows: every random choice
+// comes from PCG streams seeded by Options.Seed, one stream per part of the
+// data set, and every timestamp is derived from Options.Until, never from
+// the clock. Posts and firehose messages are generated as streams and
+// written with COPY, so millions of rows load in minutes in constant
+// memory. Everything is written in one transaction: a failure leaves the
+// tables as they were.
 package seed
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 )
 
@@ -18,6 +31,11 @@ type Options struct {
 	EtfDays  int       // most recent trading days of ETF flows per asset (default: all since launch)
 	Until    time.Time // end of the generated period (default 2026-11-16T00:00:00Z)
 	Seed     int64     // random seed (default 1)
+
+	// Reset replaces existing feed data (posts, briefs, firehose messages
+	// and ETF flows; API keys are never touched). Without it Run refuses to
+	// write into a database that already holds any of them.
+	Reset bool
 }
 
 // Stats counts what Run wrote.
@@ -25,8 +43,229 @@ type Stats struct {
 	Posts, Firehose, Briefs, EtfFlows int
 }
 
-// Run generates the data set described by opts and writes it into an empty
-// database, reporting progress to progress.
+// ErrNotEmpty is returned by Run when the database already holds feed data
+// and Options.Reset is not set.
+var ErrNotEmpty = errors.New("database already holds feed data")
+
+// defaultUntil is the fixed end of the default data set (a Monday).
+var defaultUntil = time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+
+// Periods covered by the generated streams, before Until.
+const (
+	postsPeriod    = 84 * day // twelve weeks
+	firehosePeriod = 28 * day
+)
+
+// feedTables are the tables Run fills, in the order they are checked.
+var feedTables = []string{"posts", "briefs", "firehose_messages", "etf_flows"}
+
+// nonEmptyQuery reports, per feed table, whether it has a row.
+const nonEmptyQuery = `SELECT EXISTS (SELECT 1 FROM posts), EXISTS (SELECT 1 FROM briefs),
+	EXISTS (SELECT 1 FROM firehose_messages), EXISTS (SELECT 1 FROM etf_flows)`
+
+// IsEmpty reports whether the feed tables (posts, briefs, firehose messages
+// and ETF flows) are all empty. API keys do not count.
+func IsEmpty(ctx context.Context, idb bun.IDB) (bool, error) {
+	var has [4]bool
+	if err := idb.QueryRowContext(ctx, nonEmptyQuery).Scan(&has[0], &has[1], &has[2], &has[3]); err != nil {
+		return false, fmt.Errorf("check feed tables: %w", err)
+	}
+	return has == [4]bool{}, nil
+}
+
+// withDefaults validates the options and fills in the defaults.
+func (o Options) withDefaults() (Options, error) {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"posts", o.Posts}, {"firehose", o.Firehose}, {"briefs", o.Briefs}, {"etf days", o.EtfDays}} {
+		if f.v < 0 {
+			return o, fmt.Errorf("seed: %s must not be negative, got %d", f.name, f.v)
+		}
+	}
+	if o.Posts == 0 {
+		o.Posts = 3000
+	}
+	if o.Firehose == 0 {
+		o.Firehose = 6000
+	}
+	if o.Briefs == 0 {
+		o.Briefs = 12
+	}
+	if o.Until.IsZero() {
+		o.Until = defaultUntil
+	}
+	o.Until = o.Until.UTC().Truncate(time.Millisecond)
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o, nil
+}
+
+// plan is everything decided before the first row is written.
+type plan struct {
+	opts          Options
+	seed          uint64
+	postsStart    time.Time
+	firehoseStart time.Time
+	weeks         *weekStats
+	market        *market
+	etf           []etfSeries
+	newsroom      *newsroom
+}
+
+func newPlan(opts Options) *plan {
+	p := &plan{opts: opts, seed: uint64(opts.Seed)}
+	until := opts.Until
+	// Briefs cover the complete weeks before the Monday on or before Until;
+	// posts start early enough to fill every one of them.
+	weeksEnd := mondayOnOrBefore(until)
+	p.weeks = newWeekStats(weeksEnd, opts.Briefs)
+	p.postsStart = until.Add(-postsPeriod)
+	if p.weeks.first.Before(p.postsStart) {
+		p.postsStart = p.weeks.first
+	}
+	p.firehoseStart = until.Add(-firehosePeriod)
+	textFrom := p.postsStart
+	if p.firehoseStart.Before(textFrom) {
+		textFrom = p.firehoseStart
+	}
+	p.market = newMarket(p.seed, textFrom.Add(-8*day), until)
+	p.etf = genETF(p.seed, until, p.market)
+	p.newsroom = newNewsroom(p.market, p.etf)
+	return p
+}
+
+// Run generates the data set described by opts and writes it into the
+// database in one transaction, reporting progress to progress (which may be
+// nil). The database must be empty unless opts.Reset is set (see
+// ErrNotEmpty). The tables are analyzed afterwards.
 func Run(ctx context.Context, bdb *bun.DB, opts Options, progress io.Writer) (Stats, error) {
-	return Stats{}, nil
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Stats{}, err
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	conn, err := bdb.DB.Conn(ctx)
+	if err != nil {
+		return Stats{}, fmt.Errorf("seed: connect: %w", err)
+	}
+	defer conn.Close()
+
+	var stats Stats
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("seed: driver connection is %T, want pgx's stdlib.Conn", dc)
+		}
+		return load(ctx, sc.Conn(), newPlan(opts), progress, &stats)
+	})
+	if err != nil {
+		return Stats{}, err
+	}
+	return stats, nil
+}
+
+// load writes the plan's data set on one connection.
+func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats *Stats) (err error) {
+	tx, err := pc.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("seed: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+
+	// Block other writers (a second `feedapi demo` starting at the same
+	// time) while readers carry on; the loser then sees the rows.
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(feedTables, ", ")+" IN EXCLUSIVE MODE"); err != nil {
+		return fmt.Errorf("seed: lock tables: %w", err)
+	}
+	var has [4]bool
+	if err := tx.QueryRow(ctx, nonEmptyQuery).Scan(&has[0], &has[1], &has[2], &has[3]); err != nil {
+		return fmt.Errorf("seed: check feed tables: %w", err)
+	}
+	var full []string
+	for i, h := range has {
+		if h {
+			full = append(full, feedTables[i])
+		}
+	}
+	if len(full) > 0 {
+		if !p.opts.Reset {
+			return fmt.Errorf("seed: %w (%s not empty); reset to replace it", ErrNotEmpty, strings.Join(full, ", "))
+		}
+		if _, err := tx.Exec(ctx, "TRUNCATE "+strings.Join(feedTables, ", ")); err != nil {
+			return fmt.Errorf("seed: truncate: %w", err)
+		}
+		fmt.Fprintf(progress, "reset: emptied %s\n", strings.Join(feedTables, ", "))
+	}
+	assetType, err := tx.Conn().LoadType(ctx, "etf_asset")
+	if err != nil {
+		return fmt.Errorf("seed: load etf_asset type: %w", err)
+	}
+	tx.Conn().TypeMap().RegisterType(assetType)
+
+	o := p.opts
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"posts"}, postColumns,
+		newPostGen(ctx, p.seed, p.newsroom, p.postsStart, o.Until, o.Posts, p.weeks, newProgress(progress, "posts", o.Posts)))
+	if err != nil {
+		return fmt.Errorf("seed: copy posts: %w", err)
+	}
+	stats.Posts = int(n)
+
+	n, err = tx.CopyFrom(ctx, pgx.Identifier{"firehose_messages"}, firehoseColumns,
+		newFirehoseGen(ctx, p.seed, p.newsroom, p.firehoseStart, o.Until, o.Firehose, newProgress(progress, "firehose", o.Firehose)))
+	if err != nil {
+		return fmt.Errorf("seed: copy firehose messages: %w", err)
+	}
+	stats.Firehose = int(n)
+
+	briefs := buildBriefs(p.seed, p.weeks, p.market, p.etf, o.Until)
+	n, err = tx.CopyFrom(ctx, pgx.Identifier{"briefs"}, briefColumns, pgx.CopyFromRows(briefRows(briefs)))
+	if err != nil {
+		return fmt.Errorf("seed: copy briefs: %w", err)
+	}
+	stats.Briefs = int(n)
+	fmt.Fprintf(progress, "briefs: %d\n", n)
+
+	n, err = tx.CopyFrom(ctx, pgx.Identifier{"etf_flows"}, etfColumns, pgx.CopyFromRows(etfRows(p.etf, o.EtfDays)))
+	if err != nil {
+		return fmt.Errorf("seed: copy etf flows: %w", err)
+	}
+	stats.EtfFlows = int(n)
+	fmt.Fprintf(progress, "etf_flows: %d\n", n)
+
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("seed: commit: %w", err)
+	}
+	start := time.Now()
+	if _, err := pc.Exec(ctx, "ANALYZE "+strings.Join(feedTables, ", ")); err != nil {
+		return fmt.Errorf("seed: analyze: %w", err)
+	}
+	fmt.Fprintf(progress, "analyze: done in %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// progress prints "label: done/total" lines about every tenth of a large
+// stream, and once at the end.
+type progress struct {
+	w            io.Writer
+	label        string
+	total, every int
+	start        time.Time
+}
+
+func newProgress(w io.Writer, label string, total int) *progress {
+	return &progress{w: w, label: label, total: total, every: max(total/10, 50_000), start: time.Now()}
+}
+
+func (p *progress) tick(done int) {
+	if done%p.every == 0 || done == p.total {
+		fmt.Fprintf(p.w, "%s: %d/%d (%s)\n", p.label, done, p.total, time.Since(p.start).Round(100*time.Millisecond))
+	}
 }
