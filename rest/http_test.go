@@ -269,7 +269,9 @@ func TestOpenAPIDocument(t *testing.T) {
 // fakeKeys is an Authenticator for fault injection.
 type fakeKeys func(secret string) (keys.Principal, error)
 
-func (f fakeKeys) Authenticate(_ context.Context, secret string) (keys.Principal, error) { return f(secret) }
+func (f fakeKeys) Authenticate(_ context.Context, secret string) (keys.Principal, error) {
+	return f(secret)
+}
 
 func TestInternalErrors(t *testing.T) {
 	t.Parallel()
