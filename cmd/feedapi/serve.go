@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/db/seed"
+	"github.com/feedapi/feedapi/graph"
+	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest"
+)
+
+// serveFlags configure the HTTP service; demo and serve share them.
+type serveFlags struct {
+	Addr          string         `env:"FEEDAPI_ADDR" default:":8080" help:"Address to listen on."`
+	PublicURL     string         `name:"public-url" env:"FEEDAPI_PUBLIC_URL" default:"http://localhost:8080" help:"The service address, listed as the first server in the OpenAPI document."`
+	AltURL        string         `name:"alt-url" env:"FEEDAPI_ALT_URL" default:"http://127.0.0.1:8080" help:"A second address that reaches the same API, listed as the second server."`
+	ETFEnabled    bool           `name:"etf-enabled" env:"FEEDAPI_ETF_ENABLED" default:"true" negatable:"" help:"Offer the ETF flow endpoints (--no-etf-enabled or FEEDAPI_ETF_ENABLED=false to turn them off)."`
+	RateLimit     int            `name:"rate-limit" env:"FEEDAPI_RATE_LIMIT" default:"120" help:"Requests per key per rolling minute."`
+	TierLimits    map[string]int `name:"tier-rate-limit" env:"FEEDAPI_TIER_RATE_LIMITS" help:"Per-tier overrides of --rate-limit, e.g. pro=600;internal=6000."`
+	IPRateLimit   int            `name:"ip-rate-limit" env:"FEEDAPI_IP_RATE_LIMIT" default:"600" help:"Requests per client IP per minute on the unauthenticated endpoints."`
+	RedisURL      string         `name:"redis-url" env:"REDIS_URL" help:"Redis URL (redis://host:6379/0); when set, replicas share one rate-limit budget per key."`
+	DBMaxConns    int            `name:"db-max-conns" env:"FEEDAPI_DB_MAX_CONNS" default:"16" help:"Maximum open database connections."`
+	DBStatementTO time.Duration  `name:"db-statement-timeout" env:"FEEDAPI_DB_STATEMENT_TIMEOUT" default:"5s" help:"Server-side limit on each SQL statement."`
+	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
+}
+
+// serveCmd serves the API over an existing database.
+type serveCmd struct {
+	serveFlags
+}
+
+// Run implements the command.
+func (c serveCmd) Run(ctx context.Context, g *globals) error {
+	return c.serve(ctx, g, nil)
+}
+
+// demoCmd prepares a demo database and serves it.
+type demoCmd struct {
+	serveFlags
+}
+
+// Run implements the command.
+func (c demoCmd) Run(ctx context.Context, g *globals) error {
+	if err := db.Migrate(ctx, g.DatabaseURL, g.stderr); err != nil {
+		return err
+	}
+	bulk, err := g.open(true)
+	if err != nil {
+		return err
+	}
+	defer bulk.Close()
+	empty, err := seed.IsEmpty(ctx, bulk)
+	if err != nil {
+		return err
+	}
+	if empty {
+		fmt.Fprintln(g.stderr, "seeding demo data…")
+		if _, err := seed.Run(ctx, bulk, seed.Options{}, g.stderr); err != nil {
+			return err
+		}
+	}
+	svc := keys.NewService(bulk, keys.Options{})
+	free, _, err := svc.Create(ctx, db.TierFree, "demo free")
+	if err != nil {
+		return err
+	}
+	internal, _, err := svc.Create(ctx, db.TierInternal, "demo internal")
+	if err != nil {
+		return err
+	}
+	ready := func(addr string) {
+		base := "http://" + hostPort(addr)
+		fmt.Fprintf(g.stdout, `
+feedapi demo is serving on %[1]s
+
+  free key:     %[2]s
+  internal key: %[3]s
+
+  curl -H "Authorization: Bearer %[2]s" '%[1]s/v1/posts?limit=2'
+  curl '%[1]s/v1/health'
+  GraphiQL (internal key): %[1]s/graphql
+
+`, base, free, internal)
+	}
+	return c.serve(ctx, g, ready)
+}
+
+// serve wires the service and runs it until ctx ends, then shuts down
+// gracefully. ready, if set, is called once the listener is open.
+func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr string)) error {
+	bdb, err := db.Open(g.DatabaseURL, db.Options{MaxOpenConns: c.DBMaxConns, StatementTimeout: c.DBStatementTO})
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+
+	var rdb *redis.Client
+	if c.RedisURL != "" {
+		opts, err := redis.ParseURL(c.RedisURL)
+		if err != nil {
+			return fmt.Errorf("parse REDIS_URL: %w", err)
+		}
+		// Short timeouts and no retries: when Redis is away the limiter
+		// falls back to local counters instead of stalling requests.
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries = 200*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond, -1
+		rdb = redis.NewClient(opts)
+		defer rdb.Close()
+	}
+
+	handler, err := rest.New(rest.Config{
+		Graph:          graph.Config{Store: db.NewStore(bdb), Logger: g.logger},
+		Keys:           keys.NewService(bdb, keys.Options{}),
+		ETFEnabled:     c.ETFEnabled,
+		Version:        version,
+		ServerURL:      c.PublicURL,
+		AltServerURL:   c.AltURL,
+		RateLimit:      c.RateLimit,
+		TierRateLimits: c.TierLimits,
+		IPRateLimit:    c.IPRateLimit,
+		Redis:          rdb,
+		Logger:         g.logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := db.Ping(ctx, bdb); err != nil {
+		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
+	}
+	return listenAndServe(ctx, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)
+}
+
+// listenAndServe serves until ctx ends, then stops accepting connections and
+// lets in-flight requests finish within grace.
+func listenAndServe(ctx context.Context, srv *http.Server, grace time.Duration, log *slog.Logger, ready func(addr string)) error {
+	ln, err := net.Listen("tcp", srv.Addr)
+	if err != nil {
+		return err
+	}
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("version", version))
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", slog.Duration("grace", grace))
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// hostPort turns a listen address such as [::]:8080 into one a client can use.
+func hostPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || host == "::" || host == "0.0.0.0" {
+		return "localhost:" + port
+	}
+	return net.JoinHostPort(host, port)
+}
