@@ -28,6 +28,7 @@ type serveFlags struct {
 	TierLimits    map[string]int `name:"tier-rate-limit" env:"FEEDAPI_TIER_RATE_LIMITS" help:"Per-tier overrides of --rate-limit, e.g. pro=600;internal=6000."`
 	IPRateLimit   int            `name:"ip-rate-limit" env:"FEEDAPI_IP_RATE_LIMIT" default:"600" help:"Requests per client IP per minute on the unauthenticated endpoints."`
 	RedisURL      string         `name:"redis-url" env:"REDIS_URL" help:"Redis URL (redis://host:6379/0); when set, replicas share one rate-limit budget per key."`
+	RedisPrefix   string         `name:"redis-prefix" env:"FEEDAPI_REDIS_PREFIX" default:"feedapi:ratelimit" help:"Start of the names of the rate-limit counters in Redis; deployments sharing one Redis need their own."`
 	DBMaxConns    int            `name:"db-max-conns" env:"FEEDAPI_DB_MAX_CONNS" default:"16" help:"Maximum open database connections."`
 	DBStatementTO time.Duration  `name:"db-statement-timeout" env:"FEEDAPI_DB_STATEMENT_TIMEOUT" default:"5s" help:"Server-side limit on each SQL statement."`
 	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
@@ -127,6 +128,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		TierRateLimits: c.TierLimits,
 		IPRateLimit:    c.IPRateLimit,
 		Redis:          rdb,
+		RedisPrefix:    c.RedisPrefix,
 		Logger:         g.logger,
 	})
 	if err != nil {
