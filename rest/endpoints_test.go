@@ -363,6 +363,7 @@ func TestFirehose(t *testing.T) {
 
 func TestSources(t *testing.T) {
 	t.Parallel()
+	base := newAPI(t)
 	for _, tc := range []struct {
 		name   string
 		etf    bool
@@ -373,8 +374,12 @@ func TestSources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := newAPI(t, func(c *Config) { c.ETFEnabled = tc.etf })
-			a.addPosts(fxPostID, 2, "zz-fixture-source")
+			a := base.variant(t, func(c *Config) { c.ETFEnabled = tc.etf })
+			if tc.etf {
+				a.addPosts(fxPostID, 2, "zz-fixture-source")
+			} else {
+				a.addPosts(fxPostID+10, 2, "zz-fixture-source")
+			}
 			r := a.get(t, "/v1/sources", a.free)
 			r.wantStatus(t, http.StatusOK)
 			obj := r.object(t)
@@ -409,8 +414,8 @@ func TestSources(t *testing.T) {
 
 	t.Run("every listed value works as a filter", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t)
-		a.addPosts(fxPostID, 1, "zz fixture/source & co")
+		a := base.with(t)
+		a.addPosts(fxPostID+20, 1, "zz fixture/source & co")
 		var src struct {
 			Curated []string `json:"curated_sources"`
 			Panes   []string `json:"firehose_panes"`
@@ -574,9 +579,10 @@ func TestETFDisabled(t *testing.T) {
 
 func TestHealth(t *testing.T) {
 	t.Parallel()
+	base := newAPI(t)
 	t.Run("ok without a key", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t)
+		a := base
 		r := a.get(t, "/v1/health", "")
 		r.wantStatus(t, http.StatusOK)
 		obj := r.object(t)
@@ -595,7 +601,7 @@ func TestHealth(t *testing.T) {
 	})
 	t.Run("503 and degraded while the database is unreachable", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) {
+		a := base.variant(t, func(c *Config) {
 			c.Graph.Ping = func(context.Context) error { return errors.New("connection refused") }
 		})
 		r := a.get(t, "/v1/health", "")

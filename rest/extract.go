@@ -14,7 +14,9 @@ import (
 // A shape that does not match (which would be a bug) falls back to decoding
 // the small outer objects.
 
-// member returns the value of the single member key of the JSON object b.
+// member returns the value of the single member key of the JSON object b,
+// which must be the executor's data object for a document with one root
+// field: only the bytes around the value are checked, not the value itself.
 func member(b []byte, key string) ([]byte, error) {
 	if len(b) > len(key)+5 && b[0] == '{' && b[1] == '"' &&
 		bytes.HasPrefix(b[2:], []byte(key)) && bytes.HasPrefix(b[2+len(key):], []byte(`":`)) &&

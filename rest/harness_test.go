@@ -44,31 +44,49 @@ type api struct {
 func newAPI(t testing.TB, opts ...func(*Config)) *api {
 	t.Helper()
 	bdb := dbtest.New(t)
-	a := &api{t: t, bdb: bdb, keys: keys.NewService(bdb, keys.Options{}), logs: &lockedBuffer{}}
-	cfg := Config{
+	base := &api{t: t, bdb: bdb, keys: keys.NewService(bdb, keys.Options{})}
+	base.cfg = Config{
 		Graph:        graph.Config{Store: db.NewStore(bdb)},
-		Keys:         a.keys,
+		Keys:         base.keys,
 		ETFEnabled:   true,
 		Version:      "test-1",
 		ServerURL:    "https://api.example.test",
 		AltServerURL: "https://alt.example.test",
 		RateLimit:    100000,
-		Logger:       slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
+	base.free = base.newKey(db.TierFree)
+	base.pro = base.newKey(db.TierPro)
+	base.intern = base.newKey(db.TierInternal)
+	return base.variant(t, opts...)
+}
+
+// variant returns an API over the same database and keys with a handler of
+// its own (and so rate-limit counters of its own), its Config being a's
+// adjusted by opts. Database clones are the slow part of these tests, so
+// tests that only need another configuration share one.
+func (a *api) variant(t testing.TB, opts ...func(*Config)) *api {
+	t.Helper()
+	v := *a
+	v.t, v.logs = t, &lockedBuffer{}
+	v.cfg.Logger = slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, o := range opts {
-		o(&cfg)
+		o(&v.cfg)
 	}
-	h, err := New(cfg)
+	h, err := New(v.cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	a.cfg, a.handler = cfg, h
-	a.srv = httptest.NewServer(h)
-	t.Cleanup(a.srv.Close)
-	a.free = a.newKey(db.TierFree)
-	a.pro = a.newKey(db.TierPro)
-	a.intern = a.newKey(db.TierInternal)
-	return a
+	v.handler = h
+	v.srv = httptest.NewServer(h)
+	t.Cleanup(v.srv.Close)
+	return &v
+}
+
+// with returns a reporting to t, for subtests that insert fixtures.
+func (a *api) with(t testing.TB) *api {
+	c := *a
+	c.t = t
+	return &c
 }
 
 // newKey issues a key of the tier, with a rate budget of its own.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,34 @@ import (
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
 )
+
+// Paths of a post and a brief that do not exist, whatever the seed holds.
+const (
+	missingPost  = "/v1/posts/8999999999999"
+	missingBrief = "/v1/briefs/8999999999"
+)
+
+// TestHTTP covers the HTTP behaviour common to all endpoints over one
+// database.
+func TestHTTP(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	paths := keyedPaths(a)
+	for name, test := range map[string]func(*testing.T, *api, []string){
+		"404 and 405":      testNotFoundAndMethodNotAllowed,
+		"HEAD":             testHead,
+		"ETag and 304":     testETag,
+		"gzip":             testGzip,
+		"request ids":      testRequestIDs,
+		"Cache-Control":    testCacheControl,
+		"OpenAPI document": testOpenAPIDocument,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			test(t, a.with(t), paths)
+		})
+	}
+}
 
 // keyedPaths are GET paths of every keyed endpoint that answer 200.
 func keyedPaths(a *api) []string {
@@ -31,9 +60,7 @@ func keyedPaths(a *api) []string {
 	}
 }
 
-func TestNotFoundAndMethodNotAllowed(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
+func testNotFoundAndMethodNotAllowed(t *testing.T, a *api, paths []string) {
 	for _, path := range []string{"/", "/v1", "/v1/", "/v2/posts", "/v1/post", "/v1/posts/1/raw", "/v1/POSTS",
 		"/v1/etf-flows/oldest", "/graphql/x", "/v1/openapi.yaml", "/favicon.ico"} {
 		t.Run("404 "+path, func(t *testing.T) {
@@ -75,11 +102,8 @@ func TestNotFoundAndMethodNotAllowed(t *testing.T) {
 	}
 }
 
-func TestHead(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
-	paths := append(keyedPaths(a), "/v1/posts?limit=0", "/v1/posts/1")
-	for _, path := range append(paths, "/v1/health", "/v1/openapi.json") {
+func testHead(t *testing.T, a *api, paths []string) {
+	for _, path := range append(paths, "/v1/posts?limit=0", missingPost, "/v1/health", "/v1/openapi.json") {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			for _, enc := range []string{"", "gzip"} {
@@ -103,11 +127,8 @@ func TestHead(t *testing.T) {
 	}
 }
 
-func TestETag(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
-	paths := keyedPaths(a)
-	for _, path := range append(paths, "/v1/health", "/v1/openapi.json") {
+func testETag(t *testing.T, a *api, paths []string) {
+	for _, path := range append(slices.Clone(paths), "/v1/health", "/v1/openapi.json") {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			first := a.get(t, path, a.free)
@@ -144,11 +165,10 @@ func TestETag(t *testing.T) {
 
 	t.Run("the tag changes with the data", func(t *testing.T) {
 		t.Parallel()
-		b := newAPI(t)
-		b.addPosts(fxPostID, 1, "fx-change")
-		before := b.get(t, "/v1/posts?source=fx-change", b.free).Header.Get("ETag")
-		b.addPosts(fxPostID+10, 1, "fx-change")
-		r := b.get(t, "/v1/posts?source=fx-change", b.free, "If-None-Match", before)
+		a.addPosts(fxPostID+20000, 1, "fx-change")
+		before := a.get(t, "/v1/posts?source=fx-change", a.free).Header.Get("ETag")
+		a.addPosts(fxPostID+20010, 1, "fx-change")
+		r := a.get(t, "/v1/posts?source=fx-change", a.free, "If-None-Match", before)
 		r.wantStatus(t, http.StatusOK)
 		if r.Header.Get("ETag") == before {
 			t.Errorf("ETag unchanged after a new post")
@@ -157,7 +177,7 @@ func TestETag(t *testing.T) {
 
 	t.Run("errors carry no ETag", func(t *testing.T) {
 		t.Parallel()
-		for _, path := range []string{"/v1/posts?limit=0", "/v1/posts/1", "/nope"} {
+		for _, path := range []string{"/v1/posts?limit=0", missingPost, "/nope"} {
 			if tag := a.get(t, path, a.free).Header.Get("ETag"); tag != "" {
 				t.Errorf("%s: ETag %q on an error", path, tag)
 			}
@@ -165,10 +185,8 @@ func TestETag(t *testing.T) {
 	})
 }
 
-func TestGzip(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
-	a.addPosts(fxPostID, 50, "fx-gzip")
+func testGzip(t *testing.T, a *api, paths []string) {
+	a.addPosts(fxPostID+10000, 50, "fx-gzip")
 	const big = "/v1/posts?source=fx-gzip&limit=50"
 
 	t.Run("large bodies are gzipped when accepted", func(t *testing.T) {
@@ -202,7 +220,7 @@ func TestGzip(t *testing.T) {
 			{big, "gzip;q=0"},
 			{big, "*, gzip;q=0"},
 			{big, "deflate"},
-			{"/v1/posts/1", "gzip"},
+			{missingPost, "gzip"},
 			{"/v1/posts?source=none", "gzip"},
 		} {
 			r := a.get(t, tc.path, a.free, "Accept-Encoding", tc.enc)
@@ -221,9 +239,7 @@ func TestGzip(t *testing.T) {
 	})
 }
 
-func TestRequestIDs(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
+func testRequestIDs(t *testing.T, a *api, paths []string) {
 	seen := map[string]bool{}
 	for i := range 40 {
 		path := []string{"/v1/sources", "/v1/health", "/nope", "/v1/posts?limit=0"}[i%4]
@@ -236,15 +252,13 @@ func TestRequestIDs(t *testing.T) {
 	}
 }
 
-func TestCacheControl(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
+func testCacheControl(t *testing.T, a *api, paths []string) {
 	for path, want := range map[string]string{
 		"/v1/sources":      "private, no-cache",
 		"/v1/posts":        "private, no-cache",
 		"/v1/health":       "no-store",
 		"/v1/openapi.json": "public, max-age=300",
-		"/v1/posts/1":      "no-store",
+		missingPost:        "no-store",
 		"/nope":            "no-store",
 	} {
 		if got := a.get(t, path, a.free).Header.Get("Cache-Control"); got != want {
@@ -253,9 +267,7 @@ func TestCacheControl(t *testing.T) {
 	}
 }
 
-func TestOpenAPIDocument(t *testing.T) {
-	t.Parallel()
-	a := newAPI(t)
+func testOpenAPIDocument(t *testing.T, a *api, paths []string) {
 	r := a.get(t, "/v1/openapi.json", "")
 	r.wantStatus(t, http.StatusOK)
 	if !strings.HasPrefix(strings.TrimSpace(string(r.plain)), "{") || !strings.Contains(string(r.plain), `"openapi"`) {
@@ -275,10 +287,11 @@ func (f fakeKeys) Authenticate(_ context.Context, secret string) (keys.Principal
 
 func TestInternalErrors(t *testing.T) {
 	t.Parallel()
+	base := newAPI(t)
 
 	t.Run("a failing key store is a 500 without internals, logged with the request id", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) {
+		a := base.variant(t, func(c *Config) {
 			c.Keys = fakeKeys(func(string) (keys.Principal, error) {
 				return keys.Principal{}, errors.New("pq: connection to 10.0.0.5 refused (SQLSTATE 08006)")
 			})
@@ -318,7 +331,7 @@ func TestInternalErrors(t *testing.T) {
 
 	t.Run("a panic is a 500 envelope", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) {
+		a := base.variant(t, func(c *Config) {
 			c.Keys = fakeKeys(func(string) (keys.Principal, error) { panic("boom") })
 		})
 		r := a.get(t, "/v1/sources", "fapi_whatever")
@@ -333,7 +346,7 @@ func TestInternalErrors(t *testing.T) {
 
 	t.Run("an Authenticator's unauthorized error gets the contract's message", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) {
+		a := base.variant(t, func(c *Config) {
 			c.Keys = fakeKeys(func(string) (keys.Principal, error) {
 				return keys.Principal{}, apperr.New(apperr.Unauthorized, "key revoked on 2026-01-01")
 			})

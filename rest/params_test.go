@@ -121,7 +121,8 @@ func TestParameters(t *testing.T) {
 		{"malformed escape", "/v1/posts?limit=%zz", 400, "query string is malformed"},
 		{"semicolon", "/v1/posts?limit=5;source=x", 400, "query string is malformed"},
 		// path ids
-		{"id", "/v1/briefs/1", 404, "brief 1 not found"},
+		{"id", missingBrief, 404, "brief 8999999999 not found"},
+		{"id leading zeros", "/v1/posts/0008999999999999", 404, "post 8999999999999 not found"},
 		{"id max int64", "/v1/posts/9223372036854775807", 404, "not found"},
 		{"id over int64", "/v1/posts/9223372036854775808", 400, idMsg},
 		{"id zero", "/v1/posts/0", 400, idMsg},

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/feedapi/feedapi/db"
 )
 
 // wantRateHeaders checks the five rate-limit headers of a keyed response.
@@ -51,10 +49,11 @@ func wantRateLimited(t testing.TB, r *resp) {
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
+	base := newAPI(t)
 
 	t.Run("headers count down, then 429 with Retry-After", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) { c.RateLimit = 3 })
+		a := base.variant(t, func(c *Config) { c.RateLimit = 3 })
 		for i := range 3 {
 			r := a.get(t, "/v1/sources", a.free)
 			r.wantStatus(t, http.StatusOK)
@@ -72,17 +71,17 @@ func TestRateLimit(t *testing.T) {
 
 	t.Run("requests ending in 400 and 404 count", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) { c.RateLimit = 4 })
+		a := base.variant(t, func(c *Config) { c.RateLimit = 4 })
 		wantRateHeaders(t, a.get(t, "/v1/posts?limit=0", a.free), 4, 3)
-		wantRateHeaders(t, a.get(t, "/v1/posts/123456789", a.free), 4, 2)
+		wantRateHeaders(t, a.get(t, missingPost, a.free), 4, 2)
 		wantRateHeaders(t, a.get(t, "/v1/briefs?cursor=x", a.free), 4, 1)
-		wantRateHeaders(t, a.get(t, "/v1/briefs/1", a.free), 4, 0)
+		wantRateHeaders(t, a.get(t, missingBrief, a.free), 4, 0)
 		wantRateLimited(t, a.get(t, "/v1/sources", a.free))
 	})
 
 	t.Run("order: key, tier, rate limit, parameters", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) { c.RateLimit = 1 })
+		a := base.variant(t, func(c *Config) { c.RateLimit = 1 })
 		a.get(t, "/v1/sources", a.free).wantStatus(t, http.StatusOK)
 		// Over the limit: a bad parameter still gets 429, not 400.
 		wantRateLimited(t, a.get(t, "/v1/posts?limit=1000", a.free))
@@ -95,7 +94,7 @@ func TestRateLimit(t *testing.T) {
 
 	t.Run("per-tier limits", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) {
+		a := base.variant(t, func(c *Config) {
 			c.RateLimit = 2
 			c.TierRateLimits = map[string]int{"pro": 5, "internal": 7}
 		})
@@ -106,7 +105,7 @@ func TestRateLimit(t *testing.T) {
 
 	t.Run("HEAD and 304 count and carry the headers", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) { c.RateLimit = 3 })
+		a := base.variant(t, func(c *Config) { c.RateLimit = 3 })
 		r := a.do(t, http.MethodHead, "/v1/sources", a.free, nil)
 		wantRateHeaders(t, r, 3, 2)
 		r = a.get(t, "/v1/sources", a.free, "If-None-Match", r.Header.Get("ETag"))
@@ -116,7 +115,7 @@ func TestRateLimit(t *testing.T) {
 
 	t.Run("unauthenticated endpoints are limited per client IP", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) { c.IPRateLimit = 2 })
+		a := base.variant(t, func(c *Config) { c.IPRateLimit = 2 })
 		wantRateHeaders(t, a.get(t, "/v1/health", ""), 2, 1)
 		wantRateHeaders(t, a.get(t, "/v1/openapi.json", ""), 2, 0)
 		wantRateLimited(t, a.get(t, "/v1/health", ""))
@@ -127,7 +126,7 @@ func TestRateLimit(t *testing.T) {
 
 	t.Run("a 429 of an unauthenticated endpoint has tier null", func(t *testing.T) {
 		t.Parallel()
-		a := newAPI(t, func(c *Config) { c.IPRateLimit = 1 })
+		a := base.variant(t, func(c *Config) { c.IPRateLimit = 1 })
 		a.get(t, "/v1/health", "")
 		r := a.get(t, "/v1/health", a.free)
 		wantRateLimited(t, r)
@@ -211,40 +210,36 @@ func randomPrefix(t *testing.T) string {
 	return "feedapi-test:" + hex.EncodeToString(b[:])
 }
 
-func TestRateLimitSharedThroughRedis(t *testing.T) {
+func TestRateLimitWithRedis(t *testing.T) {
 	t.Parallel()
-	rc := redisClient(t)
-	prefix := randomPrefix(t)
-	a := newAPI(t, func(c *Config) { c.RateLimit = 3; c.Redis = rc; c.RedisPrefix = prefix })
-	// A second replica over the same database and Redis.
-	cfg := Config{Keys: a.keys, Graph: a.cfg.Graph, ETFEnabled: true, RateLimit: 3, Redis: rc, RedisPrefix: prefix}
-	h, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replica := &api{t: t, bdb: a.bdb, handler: h, srv: httptest.NewServer(h)}
-	t.Cleanup(replica.srv.Close)
+	base := newAPI(t)
 
-	wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 3, 2)
-	wantRateHeaders(t, replica.get(t, "/v1/sources", a.free), 3, 1)
-	wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 3, 0)
-	wantRateLimited(t, replica.get(t, "/v1/sources", a.free))
-	wantRateLimited(t, a.get(t, "/v1/sources", a.free))
-	// The budget is per key, not per replica or shared by keys.
-	wantRateHeaders(t, replica.get(t, "/v1/sources", a.pro), 3, 2)
-}
-
-func TestRateLimitFallsBackWhenRedisIsDown(t *testing.T) {
-	t.Parallel()
-	down := redis.NewClient(&redis.Options{
-		Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond,
-		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, MaxRetries: -1,
+	t.Run("replicas share one budget per key", func(t *testing.T) {
+		t.Parallel()
+		rc := redisClient(t)
+		prefix := randomPrefix(t)
+		opts := func(c *Config) { c.RateLimit = 3; c.Redis = rc; c.RedisPrefix = prefix }
+		a, replica := base.variant(t, opts), base.variant(t, opts)
+		wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 3, 2)
+		wantRateHeaders(t, replica.get(t, "/v1/sources", a.free), 3, 1)
+		wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 3, 0)
+		wantRateLimited(t, replica.get(t, "/v1/sources", a.free))
+		wantRateLimited(t, a.get(t, "/v1/sources", a.free))
+		// The budget is per key, not per replica or shared by keys.
+		wantRateHeaders(t, replica.get(t, "/v1/sources", a.pro), 3, 2)
 	})
-	t.Cleanup(func() { down.Close() })
-	a := newAPI(t, func(c *Config) { c.RateLimit = 2; c.Redis = down; c.RedisPrefix = randomPrefix(t) })
-	key := a.newKey(db.TierFree)
-	a.get(t, "/v1/sources", key).wantStatus(t, http.StatusOK)
-	a.get(t, "/v1/sources", key).wantStatus(t, http.StatusOK)
-	// Local counters still enforce the limit.
-	wantRateLimited(t, a.get(t, "/v1/sources", key))
+
+	t.Run("local counters take over while Redis is down", func(t *testing.T) {
+		t.Parallel()
+		down := redis.NewClient(&redis.Options{
+			Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond,
+			ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, MaxRetries: -1,
+		})
+		t.Cleanup(func() { down.Close() })
+		a := base.variant(t, func(c *Config) { c.RateLimit = 2; c.Redis = down; c.RedisPrefix = randomPrefix(t) })
+		a.get(t, "/v1/sources", a.free).wantStatus(t, http.StatusOK)
+		a.get(t, "/v1/sources", a.free).wantStatus(t, http.StatusOK)
+		// Local counters still enforce the limit.
+		wantRateLimited(t, a.get(t, "/v1/sources", a.free))
+	})
 }

@@ -1,0 +1,260 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedapi/feedapi/graph/apperr"
+)
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
+
+func TestStatusTable(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[apperr.Code]int{
+		apperr.BadRequest:       400,
+		apperr.Unauthorized:     401,
+		apperr.QuotaExceeded:    402,
+		apperr.ForbiddenTier:    403,
+		apperr.NotFound:         404,
+		apperr.MethodNotAllowed: 405,
+		apperr.RateLimited:      429,
+		apperr.Internal:         500,
+	} {
+		if got, ok := statusOf(code); got != want || !ok {
+			t.Errorf("statusOf(%s) = %d, %v; want %d", code, got, ok, want)
+		}
+		if got := publicCode(code); got != (code != apperr.Internal) {
+			t.Errorf("publicCode(%s) = %v", code, got)
+		}
+	}
+	if got, ok := statusOf("teapot"); got != 500 || ok {
+		t.Errorf("statusOf(unknown) = %d, %v; want 500, false", got, ok)
+	}
+}
+
+func TestErrorEnvelopeShowsOnlyDomainErrors(t *testing.T) {
+	t.Parallel()
+	s := &server{log: discardLogger()}
+	for _, tc := range []struct {
+		err         error
+		status      int
+		code, msg   string
+		wantHeaders map[string]string
+	}{
+		{apperr.Invalid("limit", "limit must be an integer from 1 to 100"), 400, "bad_request", "limit must be an integer from 1 to 100", nil},
+		{apperr.New(apperr.QuotaExceeded, "quota"), 402, "quota_exceeded", "quota", nil},
+		{apperr.New(apperr.Unauthorized, "no"), 401, "unauthorized", "no", map[string]string{"WWW-Authenticate": `Bearer realm="feedapi"`}},
+		{apperr.New(apperr.RateLimited, "slow down"), 429, "rate_limited", "slow down", map[string]string{"Retry-After": "60"}},
+		{apperr.New(apperr.Internal, "SELECT * FROM secrets"), 500, "internal", internalMessage, nil},
+		{apperr.New("teapot", "short and stout"), 500, "internal", internalMessage, nil},
+		{errWrapped{}, 500, "internal", internalMessage, nil},
+	} {
+		w := newRecorder()
+		r, _ := http.NewRequest(http.MethodGet, "/v1/posts", nil)
+		s.writeError(w, r, tc.err)
+		if w.Code != tc.status {
+			t.Errorf("%v: status %d, want %d", tc.err, w.Code, tc.status)
+		}
+		var env struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {
+			t.Fatalf("%v: %v", tc.err, err)
+		}
+		if env.Error.Code != tc.code || env.Error.Message != tc.msg {
+			t.Errorf("%v: error %+v, want %s %q", tc.err, env.Error, tc.code, tc.msg)
+		}
+		for h, want := range tc.wantHeaders {
+			if got := w.Header().Get(h); got != want {
+				t.Errorf("%v: %s = %q, want %q", tc.err, h, got, want)
+			}
+		}
+	}
+}
+
+type errWrapped struct{}
+
+func (errWrapped) Error() string { return "dial tcp 10.0.0.1:5432: refused" }
+
+func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", `"quoted" \ back`, "tab\tnew\nline\r", "ctl\x00\x01\x1f", "ünïcødé ✓ 🚀", "<&>", "bad \xff utf8", "\u2028"} {
+		var buf bytes.Buffer
+		appendJSONString(&buf, s)
+		var got string
+		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Errorf("%q: %s is not a JSON string: %v", s, buf.Bytes(), err)
+			continue
+		}
+		if want := strings.ToValidUTF8(s, "\ufffd"); got != want {
+			t.Errorf("%q: decoded %q", s, got)
+		}
+	}
+}
+
+func TestRequestIDFormat(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	a, b := newRequestID(now), newRequestID(now.Add(time.Millisecond))
+	if len(a) != 32 || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Errorf("request id %q, want 32 lower-case hex digits", a)
+	}
+	if a == b || a[:12] >= b[:12] {
+		t.Errorf("ids %s, %s: want distinct and ordered by time", a, b)
+	}
+	if c, d := newRequestID(now), newRequestID(now); c == d {
+		t.Errorf("two ids of the same millisecond are equal")
+	}
+}
+
+func TestBearer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		headers []string
+		want    string
+		ok      bool
+	}{
+		{[]string{"Bearer k1"}, "k1", true},
+		{[]string{"bearer  k1 "}, "k1", true},
+		{[]string{"BEARER\tk1"}, "", false},
+		{nil, "", false},
+		{[]string{"Bearer"}, "", false},
+		{[]string{"Bearer "}, "", false},
+		{[]string{"Bearer a b"}, "", false},
+		{[]string{"Token k1"}, "", false},
+		{[]string{"Bearer k1", "Bearer k1"}, "", false},
+	} {
+		got, ok := bearer(tc.headers)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("bearer(%q) = %q, %v; want %q, %v", tc.headers, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	t.Parallel()
+	for header, want := range map[string]bool{
+		"":                    false,
+		"gzip":                true,
+		"GZip":                true,
+		"x-gzip":              true,
+		"deflate, gzip;q=0.1": true,
+		"gzip;q=0":            false,
+		"gzip; q=0.000":       false,
+		"*":                   true,
+		"*;q=0":               false,
+		"*, gzip;q=0":         false,
+		"gzip;q=0, *":         false,
+		"identity":            false,
+		"br, deflate":         false,
+		"gzip;q=bogus":        true,
+	} {
+		if got := acceptsGzip([]string{header}); got != want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", header, got, want)
+		}
+	}
+	if !acceptsGzip([]string{"br", "gzip"}) {
+		t.Errorf("gzip on a second Accept-Encoding line was missed")
+	}
+}
+
+func TestEtagMatches(t *testing.T) {
+	t.Parallel()
+	const tag = "abc123"
+	for header, want := range map[string]bool{
+		`"abc123"`:            true,
+		`W/"abc123"`:          true,
+		`"abc123-gz"`:         true,
+		`"x", "abc123"`:       true,
+		`"x","abc123-gz"`:     true,
+		`*`:                   true,
+		`"abc12"`:             false,
+		`abc123`:              false,
+		`"abc123-gzip"`:       false,
+		`""`:                  false,
+		`"x", W/"y"`:          false,
+		`"abc123`:             false,
+		`  "abc123"  `:        true,
+		`"-gz"`:               false,
+		`"abc123-gz-gz"`:      false,
+		`"ABC123"`:            false,
+		`W/"x", "ABC", *`:     true,
+		`"abc123" , "zzz"`:    true,
+		`"a,b", "abc123"`:     true,
+		`"abc123-gz" "extra"`: false,
+	} {
+		if got := etagMatches([]string{header}, tag); got != want {
+			t.Errorf("etagMatches(%s) = %v, want %v", header, got, want)
+		}
+	}
+}
+
+func TestExtract(t *testing.T) {
+	t.Parallel()
+	t.Run("member", func(t *testing.T) {
+		for _, tc := range []struct {
+			in, key, want string
+			ok            bool
+		}{
+			{`{"data":{"a":1}}`, "data", `{"a":1}`, true},
+			{`{"data":[1,2]}`, "data", `[1,2]`, true},
+			{`{"data":null}`, "data", `null`, true},
+			{`{ "data" : [1] }`, "data", `[1]`, true}, // through the fallback
+			{`{"other":1}`, "data", "", false},
+			{`not json`, "data", "", false},
+		} {
+			got, err := member([]byte(tc.in), tc.key)
+			if (err == nil) != tc.ok || string(got) != tc.want {
+				t.Errorf("member(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+			}
+		}
+	})
+	t.Run("splitPage", func(t *testing.T) {
+		for _, tc := range []struct {
+			in, items, cursor string
+			more, ok          bool
+		}{
+			{`{"page":{"pageInfo":{"hasNextPage":true,"endCursor":"Ab-_"},"data":[{"x":"}{\"]["}]}}`, `[{"x":"}{\"]["}]`, `"Ab-_"`, true, true},
+			{`{"page":{"pageInfo":{"hasNextPage":false,"endCursor":null},"data":[]}}`, `[]`, `null`, false, true},
+			{`{"page":{"data":[1],"pageInfo":{"hasNextPage":true,"endCursor":"c"}}}`, `[1]`, `"c"`, true, true}, // fallback
+			{`{"page":{"pageInfo":{"hasNextPage":true}}}`, ``, ``, false, false},
+		} {
+			items, pi, err := splitPage([]byte(tc.in))
+			if (err == nil) != tc.ok {
+				t.Errorf("splitPage(%s): err %v", tc.in, err)
+				continue
+			}
+			if !tc.ok {
+				continue
+			}
+			if string(items) != tc.items || string(pi.EndCursor) != tc.cursor || pi.HasNextPage != tc.more {
+				t.Errorf("splitPage(%s) = %s, %+v", tc.in, items, pi)
+			}
+		}
+	})
+	t.Run("objectEnd", func(t *testing.T) {
+		for in, want := range map[string]int{
+			`{}`:                 2,
+			`{"a":{"b":[1]}},x`:  15,
+			`{"a":"}\"}"}x`:      12,
+			`{"a":"\\"}x`:        10,
+			`{"a":1`:             -1,
+			`[1]`:                -1,
+			``:                   -1,
+			`{"a":"{{{{"}...}}}`: 12,
+		} {
+			if got := objectEnd([]byte(in)); got != want {
+				t.Errorf("objectEnd(%s) = %d, want %d", in, got, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package rest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph"
+)
+
+func TestQueryDocuments(t *testing.T) {
+	t.Parallel()
+	sources, err := readQueries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := db.NewStore(nil) // the schema is built without touching the store
+
+	used := map[string]bool{"health": true}
+	for _, etf := range []bool{true, false} {
+		schema := graph.NewSchema(graph.Config{Store: store, ETFEnabled: etf}).Schema()
+		eps, err := endpoints(schema, etf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := []string{"health"}
+		for _, ep := range eps {
+			names = append(names, ep.query)
+			used[ep.query] = true
+		}
+		if _, err := prepare(schema, sources, names); err != nil {
+			t.Errorf("ETF %v: %v", etf, err)
+		}
+	}
+
+	t.Run("every document is used", func(t *testing.T) {
+		for name := range sources {
+			if !used[name] {
+				t.Errorf("queries/%s.graphql is used by no endpoint", name)
+			}
+		}
+	})
+
+	t.Run("documents are validated against the schema in use", func(t *testing.T) {
+		noETF := graph.NewSchema(graph.Config{Store: store}).Schema()
+		for _, name := range []string{"sources_etf", "etf_flows", "etf_flows_latest"} {
+			if _, err := prepare(noETF, sources, []string{name}); err == nil {
+				t.Errorf("%s validated against a schema without ETF flows", name)
+			}
+		}
+	})
+
+	t.Run("invalid documents are refused", func(t *testing.T) {
+		schema := graph.NewSchema(graph.Config{Store: store, ETFEnabled: true}).Schema()
+		for name, src := range map[string]string{
+			"syntax":          `query { posts(first: 1) { nodes { id }`,
+			"unknown field":   `query { posts(first: 1) { nodes { id headline } } }`,
+			"unknown arg":     `query { posts(count: 1) { nodes { id } } }`,
+			"undeclared var":  `query { posts(first: $n) { nodes { id } } }`,
+			"two operations":  `query A { health { status } } query B { health { version } }`,
+			"wrong var type":  `query ($n: String) { posts(first: $n) { nodes { id } } }`,
+			"missing subsels": `query { posts(first: 1) }`,
+		} {
+			if _, err := prepare(schema, map[string]string{"q": src}, []string{"q"}); err == nil {
+				t.Errorf("%s: accepted", name)
+			}
+		}
+		if _, err := prepare(schema, sources, []string{"no_such_query"}); err == nil || !strings.Contains(err.Error(), "no queries/no_such_query.graphql") {
+			t.Errorf("a missing document: err = %v", err)
+		}
+	})
+}
+
+func TestNewRefusesIncompleteConfig(t *testing.T) {
+	t.Parallel()
+	store := db.NewStore(nil)
+	keys := fakeKeys(nil)
+	for name, cfg := range map[string]Config{
+		"no keys":              {Graph: graph.Config{Store: store}},
+		"no store":             {Keys: keys},
+		"bad tier limit":       {Keys: keys, Graph: graph.Config{Store: store}, TierRateLimits: map[string]int{"pro": 0}},
+		"bad trusted proxy":    {Keys: keys, Graph: graph.Config{Store: store}, TrustedProxies: []string{"10.0.0.1"}},
+		"bad trusted proxy v6": {Keys: keys, Graph: graph.Config{Store: store}, TrustedProxies: []string{"::1/129"}},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+	if _, err := New(Config{Keys: keys, Graph: graph.Config{Store: store}}); err != nil {
+		t.Errorf("a minimal config: %v", err)
+	}
+}
+
+func TestEnumValuesComeFromTheSchema(t *testing.T) {
+	t.Parallel()
+	schema := graph.NewSchema(graph.Config{Store: db.NewStore(nil), ETFEnabled: true}).Schema()
+	panes, err := enumValues(schema, "Pane")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"news", "crypto", "wire", "blogs", "twitter", "iansintel"}; !slices.Equal(panes, want) {
+		t.Errorf("panes %v, want %v", panes, want)
+	}
+	assets, err := enumValues(schema, "EtfAsset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"BTC", "ETH", "SOL", "HYPE"}; !slices.Equal(assets, want) {
+		t.Errorf("assets %v, want %v", assets, want)
+	}
+	if _, err := enumValues(schema, "Post"); err == nil {
+		t.Errorf("Post accepted as an enum")
+	}
+}
