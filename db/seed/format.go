@@ -170,8 +170,8 @@ var smallWords = map[string]bool{
 func titleCase(s string) string {
 	words := strings.Split(s, " ")
 	for i, w := range words {
-		if w == "" || (i > 0 && smallWords[w]) {
-			continue
+		if w == "" || (i > 0 && smallWords[w]) || strings.ContainsAny(w, "0123456789") {
+			continue // "a16z" and "$25" stay as they are
 		}
 		if c := w[0]; c >= 'a' && c <= 'z' {
 			words[i] = string(c-'a'+'A') + w[1:]

@@ -102,7 +102,7 @@ func hackStory(r *rand.Rand, t time.Time) story {
 	default:
 		s.title = "DeFi protocol " + proto + " hit by " + usdWords(loss) + " exploit, " + firm + " says"
 	}
-	s.flash = "🚨 " + strings.ToUpper(proto) + " EXPLOITED FOR " + usdShort(loss) + " ON " + strings.ToUpper(chain)
+	s.flash = strings.ToUpper(proto) + " EXPLOITED FOR " + usdShort(loss) + " ON " + strings.ToUpper(chain)
 	s.lede = "DeFi protocol " + proto + " lost about " + usdWords(loss) + " on " + chain + " after an attacker exploited " + vector +
 		", blockchain security firm " + firm + " said. The team paused its contracts and said it was working with law enforcement."
 	s.more = "The attacker swapped the stolen assets for ether and moved them through " +
@@ -151,7 +151,7 @@ func regulationStory(r *rand.Rand, t time.Time) story {
 		s.summary = "The CFTC started a pilot for stablecoins and tokenized Treasuries as derivatives collateral."
 		s.weight = 0.4
 	case 4:
-		yes := 12 + r.IntN(3)
+		yes := 13 + r.IntN(3)
 		s.flag = "🇺🇸"
 		s.title = "Senate Banking Committee advances crypto market structure bill in " + strconv.Itoa(yes) + "-" + strconv.Itoa(24-yes) + " vote"
 		s.lede = "The Senate Banking Committee voted " + strconv.Itoa(yes) + "-" + strconv.Itoa(24-yes) +
@@ -297,6 +297,9 @@ func (nr *newsroom) macroStory(r *rand.Rand, t time.Time) story {
 	btc := nr.m.price(0, t)
 	btcMove := nr.m.change(0, t, time.Hour)
 	reaction := "Bitcoin " + either(btcMove >= 0, "rose ", "fell ") + pct(btcMove) + " in the hour after the release to " + price(btc) + "."
+	if math.Abs(btcMove) < 0.001 {
+		reaction = "Bitcoin was little changed after the release at " + price(btc) + "."
+	}
 	f1 := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 	switch r.IntN(6) {
 	case 0, 1:
@@ -428,7 +431,7 @@ func exchangeStory(r *rand.Rand, t time.Time) story {
 		q, y := quarter(t)
 		vol := around(r, 180e9, 0.5)
 		s.title = ex + " reports Q" + strconv.Itoa(q) + " trading volume of " + usdWords(vol) + ", " + either(chance(r, 0.6), "up", "down") + " " + pct(between(r, 0.03, 0.4)) + " from the prior quarter"
-		s.lede = ex + " said spot and derivatives volume on its platform reached " + usdWords(vol) + " in the " + ordinal(q) + " quarter of " + strconv.Itoa(y) + "."
+		s.lede = ex + " said spot and derivatives volume on its platform reached " + usdWords(vol) + " in the " + ordinalWord(q) + " quarter of " + strconv.Itoa(y) + "."
 		s.summary = ex + " reported " + usdShort(vol) + " in Q" + strconv.Itoa(q) + " volume."
 	default:
 		tok := pick(r, listingTokens)
@@ -519,12 +522,12 @@ func (nr *newsroom) earningsStory(r *rand.Rand, t time.Time) story {
 	s := story{cat: catBusiness, emoji: "📑", sym: "BTC", company: m.name, weight: 0.12}
 	s.title = m.name + " posts Q" + strconv.Itoa(q) + " revenue of " + usdWords(rev) + ", mines " + commas(int64(btc)) + " BTC"
 	s.flash = strings.ToUpper(m.name) + " Q" + strconv.Itoa(q) + " REVENUE " + usdShort(rev) + "; MINED " + commas(int64(btc)) + " BTC"
-	s.lede = m.name + " (" + m.exch + ": " + m.ticker + ") reported revenue of " + usdWords(rev) + " for the " + ordinal(q) + " quarter of " +
+	s.lede = m.name + " (" + m.exch + ": " + m.ticker + ") reported revenue of " + usdWords(rev) + " for the " + ordinalWord(q) + " quarter of " +
 		strconv.Itoa(y) + ", having mined " + commas(int64(btc)) + " bitcoin with an average operating hashrate of " +
 		strconv.FormatFloat(eh, 'f', 1, 64) + " EH/s."
 	s.more = "The company said it is converting part of its capacity to host AI and high-performance computing workloads."
 	s.summary = m.name + " had Q" + strconv.Itoa(q) + " revenue of " + usdShort(rev) + " and mined " + commas(int64(btc)) + " BTC."
-	s.prTitle = titleCase(m.name + " reports " + ordinal(q) + " quarter " + strconv.Itoa(y) + " results")
+	s.prTitle = titleCase(m.name + " reports " + ordinalWord(q) + " quarter " + strconv.Itoa(y) + " results")
 	return s
 }
 

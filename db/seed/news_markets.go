@@ -32,8 +32,11 @@ var (
 
 // level formats a round price level: "$170" rather than "$170.00".
 func level(x float64) string {
-	if x >= 1 && x == math.Trunc(x) {
+	switch {
+	case x >= 1 && x == math.Trunc(x):
 		return "$" + commas(int64(x))
+	case x < 1:
+		return "$" + strconv.FormatFloat(math.Round(x*1e9)/1e9, 'f', -1, 64)
 	}
 	return price(x)
 }
@@ -83,8 +86,11 @@ func (nr *newsroom) priceStory(r *rand.Rand, t time.Time, ci int) story {
 			s.title = Name + " steadies at " + price(p) + " ahead of " + cat
 		}
 		s.flash = "$" + c.sym + " flat at " + price(p) + " (" + signedPct(ch) + " 24h) ahead of " + cat
-		s.lede = Name + " changed hands at " + price(p) + " as of " + clock + " UTC, " + moved + " " + pct(ch) +
-			" over 24 hours, according to " + src + " data. Traders are reluctant to take large positions before " + cat + "."
+		change := moved + " " + pct(ch) + " over 24 hours"
+		if math.Abs(ch) < 0.001 {
+			change = "little changed over 24 hours"
+		}
+		s.lede = Name + " changed hands at " + price(p) + " as of " + clock + " UTC, " + change + ", according to " + src + " data. Traders are reluctant to take large positions before " + cat + "."
 		s.summary = Name + " was little changed at about " + price(p) + " (" + signedPct(ch) + " in 24 hours) as markets waited for " + cat + "."
 	case ch > 0:
 		lvl := level(roundDown(p, c.step))
@@ -221,7 +227,10 @@ func (nr *newsroom) liquidationStory(r *rand.Rand, t time.Time) story {
 	pair := pick(r, []string{"BTCUSDT", "ETHUSDT", "BTC-USDT-SWAP", "ETH-USD", "SOLUSDT", "BTC-PERP"})
 	largest := total * between(r, 0.004, 0.04)
 	mv := "rises " + pct(move)
-	if move < 0 {
+	switch {
+	case math.Abs(move) < 0.002:
+		mv = "chops sideways"
+	case move < 0:
 		mv = "slides " + pct(move)
 	}
 	s := story{cat: catMarkets, sym: "BTC", emoji: "💥", weight: 0.15 + total/2.5e9}

@@ -2,12 +2,14 @@ package seed_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/uptrace/bun"
 
@@ -221,6 +223,7 @@ func TestSeededData(t *testing.T) {
 		if got := count(t, bdb, `SELECT max(length(body)) - min(length(body)) FROM posts`); got < 300 {
 			t.Errorf("body lengths vary by only %d characters", got)
 		}
+		checkEntities(t, bdb)
 	})
 
 	t.Run("firehose", func(t *testing.T) {
@@ -312,6 +315,49 @@ func TestSeededData(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkEntities checks that the Telegram entities of the raw payloads point,
+// in UTF-16 code units, at what they claim to mark.
+func checkEntities(t *testing.T, bdb *bun.DB) {
+	t.Helper()
+	var raws []json.RawMessage
+	if err := bdb.NewRaw("SELECT raw FROM posts ORDER BY id").Scan(context.Background(), &raws); err != nil {
+		t.Fatal(err)
+	}
+	prefixes := map[string]string{"url": "https://", "cashtag": "$", "hashtag": "#", "bold": ""}
+	seen := map[string]int{}
+	for _, raw := range raws {
+		var msg struct {
+			MessageID int64  `json:"message_id"`
+			Text      string `json:"text"`
+			Entities  []struct {
+				Type           string
+				Offset, Length int
+			}
+		}
+		if err := json.Unmarshal(raw, &msg); err != nil {
+			t.Fatalf("raw payload: %v", err)
+		}
+		units := utf16.Encode([]rune(msg.Text))
+		for _, e := range msg.Entities {
+			seen[e.Type]++
+			if e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length > len(units) {
+				t.Errorf("message %d: %s entity [%d,+%d) outside the text", msg.MessageID, e.Type, e.Offset, e.Length)
+				continue
+			}
+			marked := string(utf16.Decode(units[e.Offset : e.Offset+e.Length]))
+			prefix, known := prefixes[e.Type]
+			if !known || !strings.HasPrefix(marked, prefix) || strings.ContainsAny(marked, " \n") && e.Type != "bold" {
+				t.Errorf("message %d: %s entity marks %q", msg.MessageID, e.Type, marked)
+			}
+		}
+	}
+	for typ := range prefixes {
+		if seen[typ] == 0 {
+			t.Errorf("no %s entities in %d posts", typ, len(raws))
+		}
+	}
 }
 
 func TestRunOnlyIntoEmptyDatabase(t *testing.T) {
