@@ -31,6 +31,7 @@ type serveFlags struct {
 	RedisPrefix   string         `name:"redis-prefix" env:"FEEDAPI_REDIS_PREFIX" default:"feedapi:ratelimit" help:"Start of the names of the rate-limit counters in Redis; deployments sharing one Redis need their own."`
 	DBMaxConns    int            `name:"db-max-conns" env:"FEEDAPI_DB_MAX_CONNS" default:"16" help:"Maximum open database connections."`
 	DBStatementTO time.Duration  `name:"db-statement-timeout" env:"FEEDAPI_DB_STATEMENT_TIMEOUT" default:"5s" help:"Server-side limit on each SQL statement."`
+	RequestTO     time.Duration  `name:"request-timeout" env:"FEEDAPI_REQUEST_TIMEOUT" default:"1500ms" help:"Longest a request may wait on the database (connecting, queueing for a connection, querying); past it the answer is 500 internal, so that clients hear of a database outage within 2 seconds (0: no limit)."`
 	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
 }
 
@@ -137,7 +138,22 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if err := db.Ping(ctx, bdb); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
-	return listenAndServe(ctx, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)
+	return listenAndServe(ctx, rest.NewServer(c.Addr, withDeadline(handler, c.RequestTO)), c.ShutdownGrace, g.logger, ready)
+}
+
+// withDeadline bounds the context of every request by d. Without it a
+// request stuck on an unreachable database (a dial that hangs until its
+// connect timeout, or a place in the pool's queue behind such dials, which
+// database/sql makes one at a time) waits as long as the outage lasts.
+func withDeadline(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // listenAndServe serves until ctx ends, then stops accepting connections and
