@@ -161,7 +161,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	h := w.Header()
 	switch status {
 	case http.StatusUnauthorized:
-		h.Set("WWW-Authenticate", authenticate)
+		h.Set("Www-Authenticate", authenticate) // canonical form of WWW-Authenticate
 	case http.StatusTooManyRequests:
 		h.Set("Retry-After", retryAfter)
 	}

@@ -20,13 +20,15 @@ const rateWindow = time.Minute
 // A key always lands on the same shard, so its own check stays atomic.
 const limiterShards = 32
 
-// Names of the rate-limit headers (IETF draft "RateLimit header fields").
+// Names of the rate-limit headers (IETF draft "RateLimit header fields"),
+// written in Go's canonical form, which net/http sends anyway, so that
+// setting them does not allocate a canonical copy per request.
 const (
-	hLimit     = "RateLimit-Limit"
-	hRemaining = "RateLimit-Remaining"
-	hReset     = "RateLimit-Reset"
-	hPolicy    = "RateLimit-Policy"
-	hRateLimit = "RateLimit"
+	hLimit     = "Ratelimit-Limit"
+	hRemaining = "Ratelimit-Remaining"
+	hReset     = "Ratelimit-Reset"
+	hPolicy    = "Ratelimit-Policy"
+	hRateLimit = "Ratelimit"
 )
 
 // limiter counts requests per key in a rolling minute (httprate's sliding

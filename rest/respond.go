@@ -77,9 +77,9 @@ func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, b
 		sum := xxh3.Hash128(body[:tagged]).Bytes()
 		tag := hex.EncodeToString(sum[:])
 		if zip {
-			h.Set("ETag", `"`+tag+`-gz"`)
+			h.Set("Etag", `"`+tag+`-gz"`) // canonical form of ETag
 		} else {
-			h.Set("ETag", `"`+tag+`"`)
+			h.Set("Etag", `"`+tag+`"`)
 		}
 		if noneMatch := r.Header.Values("If-None-Match"); len(noneMatch) > 0 && etagMatches(noneMatch, tag) {
 			w.WriteHeader(http.StatusNotModified)
