@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -151,7 +152,11 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if d := apperr.As(err); d != nil && publicCode(d.Code) {
 		code, message = d.Code, d.Message
 	} else {
-		s.log.ErrorContext(ctx, "internal error",
+		level := slog.LevelError
+		if errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), context.Canceled) {
+			level = slog.LevelDebug // the client went away; nobody reads the answer
+		}
+		s.log.Log(ctx, level, "internal error",
 			slog.String("request_id", requestID(ctx)),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),

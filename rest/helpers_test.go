@@ -2,7 +2,9 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -257,4 +259,21 @@ func TestExtract(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestCanceledRequestsAreNotLoggedAsErrors(t *testing.T) {
+	t.Parallel()
+	logs := &lockedBuffer{}
+	s := &server{log: slog.New(slog.NewTextHandler(logs, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequest(http.MethodGet, "/v1/posts", nil).WithContext(ctx)
+	s.writeError(newRecorder(), r, fmt.Errorf("query posts: %w", context.Canceled))
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a request the client canceled was logged as an error:\n%s", logs)
+	}
+	s.writeError(newRecorder(), httptest.NewRequest(http.MethodGet, "/v1/posts", nil), fmt.Errorf("query posts: %w", context.DeadlineExceeded))
+	if !strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a server-side timeout was not logged as an error:\n%s", logs)
+	}
 }
