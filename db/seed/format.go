@@ -301,3 +301,27 @@ func numberWord(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// either returns a when cond holds, else b.
+func either(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// eitherF returns a when cond holds, else b.
+func eitherF(cond bool, a, b float64) float64 {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// abs returns the absolute value of n.
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

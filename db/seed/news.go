@@ -228,6 +228,7 @@ type newsroom struct {
 	etf    []etfSeries
 	coinW  weighted
 	whaleW weighted
+	etfW   weighted // how often each ETF asset's flows make the news
 }
 
 // newNewsroom prepares the story generator.
@@ -240,7 +241,8 @@ func newNewsroom(m *market, etf []etfSeries) *newsroom {
 	for i, a := range whaleAssets {
 		wws[i] = a.weight
 	}
-	return &newsroom{m: m, etf: etf, coinW: newWeighted(ws...), whaleW: newWeighted(wws...)}
+	return &newsroom{m: m, etf: etf, coinW: newWeighted(ws...), whaleW: newWeighted(wws...),
+		etfW: newWeighted(55, 30, 10, 5)}
 }
 
 // story writes a story of kind k as of time t. focus, if not empty, is the

@@ -8,14 +8,6 @@ import (
 	"time"
 )
 
-// either returns a when cond holds, else b.
-func either(cond bool, a, b string) string {
-	if cond {
-		return a
-	}
-	return b
-}
-
 var (
 	// Fictional protocols: exploits are only ever reported against these.
 	fictionalProtocols = []string{"Ribbonfall Finance", "Kestrel Bridge", "Orbitline DEX", "Nimbus Lend", "Parallax Vaults",
@@ -364,13 +356,6 @@ func (nr *newsroom) macroStory(r *rand.Rand, t time.Time) story {
 	return s
 }
 
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
 func listingStory(r *rand.Rand, t time.Time) story {
 	tok := pick(r, listingTokens)
 	s := story{cat: catMarkets, sym: tok.sym, emoji: "🔥", weight: 0.15}
@@ -544,12 +529,4 @@ func partnershipStory(r *rand.Rand, t time.Time) story {
 	s.summary = a + " and " + b + " will work together to " + what + "."
 	s.prTitle = titleCase(a + " and " + b + " partner to " + what)
 	return s
-}
-
-// eitherF returns a when cond holds, else b.
-func eitherF(cond bool, a, b float64) float64 {
-	if cond {
-		return a
-	}
-	return b
 }

@@ -145,7 +145,7 @@ func (nr *newsroom) priceStory(r *rand.Rand, t time.Time, ci int) story {
 var etfNames = []string{"bitcoin", "ether", "Solana", "HYPE"}
 
 func (nr *newsroom) etfFlowStory(r *rand.Rand, t time.Time, focus string) (story, bool) {
-	ai := newWeighted(55, 30, 10, 5).pick(r)
+	ai := nr.etfW.pick(r)
 	if focus == "BTC" {
 		ai = 0
 	}

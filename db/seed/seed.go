@@ -24,12 +24,17 @@ import (
 )
 
 // Options sizes the generated data set. Zero values take the defaults.
+//
+// Posts are spread over the twelve weeks before Until (longer when more
+// briefs ask for it), firehose messages over the last four weeks. Briefs
+// cover the newest complete Monday-to-Sunday weeks before Until, ETF flows
+// every US trading day from each fund launch whose figures were out by Until.
 type Options struct {
 	Posts    int       // curated posts (default 3000)
 	Firehose int       // firehose messages (default 6000)
 	Briefs   int       // weekly briefs, newest weeks (default 12)
 	EtfDays  int       // most recent trading days of ETF flows per asset (default: all since launch)
-	Until    time.Time // end of the generated period (default 2026-11-16T00:00:00Z)
+	Until    time.Time // end of the generated period, exclusive (default 2026-11-16T00:00:00Z)
 	Seed     int64     // random seed (default 1)
 
 	// Reset replaces existing feed data (posts, briefs, firehose messages
