@@ -42,6 +42,20 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// optionalKey puts the principal of a valid bearer key into the context and
+// otherwise does nothing: on 404 and 405 a key is not required, but
+// meta.tier still reports the tier of a valid one.
+func (s *server) optionalKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if secret, ok := bearer(r.Header.Values("Authorization")); ok {
+			if p, err := s.keys.Authenticate(r.Context(), secret); err == nil {
+				r = r.WithContext(keys.WithPrincipal(r.Context(), p))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // bearer returns the credentials of a single `Authorization: Bearer <key>`
 // header; the scheme name is case-insensitive.
 func bearer(headers []string) (string, bool) {

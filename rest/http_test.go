@@ -65,11 +65,14 @@ func testNotFoundAndMethodNotAllowed(t *testing.T, a *api, paths []string) {
 		"/v1/etf-flows/oldest", "/graphql/x", "/v1/openapi.yaml", "/favicon.ico"} {
 		t.Run("404 "+path, func(t *testing.T) {
 			t.Parallel()
-			for _, key := range []string{"", a.free} {
+			for key, tier := range map[string]string{"": "", "fapi_bad": "", a.free: "free", a.intern: "internal"} {
 				r := a.get(t, path, key)
 				r.wantStatus(t, http.StatusNotFound)
 				if r.env.Error.Code != "not_found" {
 					t.Errorf("code %q, want not_found", r.env.Error.Code)
+				}
+				if got := r.env.Meta.Tier; (tier == "") != (got == nil) || got != nil && *got != tier {
+					t.Errorf("meta.tier = %v, want %q (null for no valid key)", got, tier)
 				}
 			}
 		})
@@ -97,6 +100,9 @@ func testNotFoundAndMethodNotAllowed(t *testing.T, a *api, paths []string) {
 			}
 			if tc.method != http.MethodHead && r.env.Error.Code != "method_not_allowed" {
 				t.Errorf("code %q, want method_not_allowed", r.env.Error.Code)
+			}
+			if tc.method != http.MethodHead && (r.env.Meta.Tier == nil || *r.env.Meta.Tier != "internal") {
+				t.Errorf("meta.tier = %v, want internal", r.env.Meta.Tier)
 			}
 		})
 	}

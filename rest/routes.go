@@ -20,8 +20,8 @@ import (
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.begin)
-	r.NotFound(s.ipLimited(http.HandlerFunc(s.notFound)).ServeHTTP)
-	r.MethodNotAllowed(s.ipLimited(http.HandlerFunc(s.methodNotAllowed)).ServeHTTP)
+	r.NotFound(s.ipLimited(s.optionalKey(http.HandlerFunc(s.notFound))).ServeHTTP)
+	r.MethodNotAllowed(s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))).ServeHTTP)
 
 	// No key: limited per client IP.
 	r.Group(func(r chi.Router) {
