@@ -325,7 +325,7 @@ func (nr *newsroom) macroStory(r *rand.Rand, t time.Time) story {
 			s.title = "Fed cuts rates by 25 basis points to " + f2(lo) + "%-" + f2(lo+0.25) + "%, signals caution on further easing"
 			s.flash = "*FED CUTS RATES BY 25 BPS TO " + f2(lo) + "%-" + f2(lo+0.25) + "%"
 			s.lede = "The Federal Reserve lowered its benchmark rate by a quarter point to a range of " + f2(lo) + "% to " + f2(lo+0.25) +
-				"%, with " + numberWord(1+r.IntN(3)) + " officials dissenting, and said future moves would depend on incoming data."
+				"%, with " + dissenters(1+r.IntN(3)) + " dissenting, and said future moves would depend on incoming data."
 		} else {
 			s.title = "Fed holds rates at " + f2(lo) + "%-" + f2(lo+0.25) + "% as officials weigh sticky inflation"
 			s.flash = "*FED HOLDS RATES AT " + f2(lo) + "%-" + f2(lo+0.25) + "%"
@@ -530,3 +530,6 @@ func partnershipStory(r *rand.Rand, t time.Time) story {
 	s.prTitle = titleCase(a + " and " + b + " partner to " + what)
 	return s
 }
+
+// dissenters names how many officials dissented: "one official", "two officials".
+func dissenters(n int) string { return either(n == 1, "one official", numberWord(n)+" officials") }
