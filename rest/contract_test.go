@@ -60,6 +60,11 @@ func validateAgainstOpenAPI(t testing.TB, doc []byte, req *http.Request, resp *h
 		t.Fatalf("validateAgainstOpenAPI: %v", err)
 	}
 	if problems := c.check(req, resp, body); len(problems) > 0 {
+		if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+			if plain, err := gunzip(body); err == nil {
+				body = plain
+			}
+		}
 		t.Errorf("%s %s → %d breaks the OpenAPI contract:\n  - %s\n  body: %s",
 			req.Method, req.URL.RequestURI(), resp.StatusCode, strings.Join(problems, "\n  - "), excerpt(body, 600))
 	}
@@ -531,6 +536,11 @@ func TestContractAcceptsWellFormedExchanges(t *testing.T) {
 			`{"error":{"code":"not_found","message":"no such path: /v1/nope"},`+metaNoKey+`}`)},
 		{"method not allowed", craft("DELETE", "/v1/posts", 405,
 			`{"error":{"code":"method_not_allowed","message":"method DELETE is not allowed on /v1/posts; allowed: GET, HEAD"},`+metaNoKey+`}`)},
+		{"graphql playground", craft("GET", "/graphql", 200, "<!DOCTYPE html><html></html>").with(func(e *exchange) {
+			e.req.Header.Set("Accept", "text/html")
+			e.resp.Header.Set("Content-Type", "text/html; charset=UTF-8")
+			e.resp.Header.Del("ETag")
+		})},
 		{"HEAD on /graphql", craft("HEAD", "/graphql", 405, "").with(func(e *exchange) { e.resp.Header.Set("Allow", "GET, POST") })},
 		{"unknown path over the per-IP limit", craft("GET", "/nope", 429,
 			`{"error":{"code":"rate_limited","message":"rate limit of 600 requests per minute per client address exceeded; retry after 60 seconds"},`+metaNoKey+`}`)},
