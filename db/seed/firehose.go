@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -405,10 +406,10 @@ func pressRelease(r *rand.Rand, key string, t time.Time, s *story) (title, body,
 	switch key {
 	case "businesswire":
 		body = city + "--(BUSINESS WIRE)--" + s.lede
-		url = "https://www.businesswire.com/news/home/" + t.Format("20060102") + strconv.Itoa(100000+r.IntN(900000)) + "/en/" + strings.ReplaceAll(title, " ", "-")
+		url = "https://www.businesswire.com/news/home/" + t.Format("20060102") + strconv.Itoa(100000+r.IntN(900000)) + "/en/" + neturl.PathEscape(strings.ReplaceAll(title, " ", "-"))
 	case "globenewswire":
 		body = city + ", " + dateline + " (GLOBE NEWSWIRE) -- " + s.lede
-		url = "https://www.globenewswire.com/news-release/" + t.Format("2006/01/02") + "/" + strconv.Itoa(3100000+r.IntN(200000)) + "/0/en/" + strings.ReplaceAll(title, " ", "-") + ".html"
+		url = "https://www.globenewswire.com/news-release/" + t.Format("2006/01/02") + "/" + strconv.Itoa(3100000+r.IntN(200000)) + "/0/en/" + neturl.PathEscape(strings.ReplaceAll(title, " ", "-")) + ".html"
 	case "accesswire":
 		body = city + ", " + dateline + " /ACCESS Newswire/ -- " + s.lede
 		url = "https://www.accessnewswire.com/newsroom/en/blockchain-and-cryptocurrency/" + slug + "-" + strconv.Itoa(1000000+r.IntN(100000))
