@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -21,6 +23,20 @@ const (
 
 // briefPostsConn names the connection of one brief's posts.
 func briefPostsConn(briefID int64) string { return fmt.Sprintf("brief:%d:posts", briefID) }
+
+// textArg returns the free-text filter argument name, "" when it is
+// absent. Text that PostgreSQL cannot compare (invalid UTF-8, a NUL byte)
+// is refused as bad_request: it would make the query fail as an internal
+// error. It could match nothing anyway.
+func textArg(name string, v *string) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	if !utf8.ValidString(*v) || strings.IndexByte(*v, 0) >= 0 {
+		return "", apperr.Invalid(name, "%s must be valid UTF-8 text without NUL characters", name)
+	}
+	return *v, nil
+}
 
 // pageArgs are a connection's Relay arguments.
 type pageArgs struct {

@@ -62,8 +62,8 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 		return nil, err
 	}
 	var f db.PostFilter
-	if source != nil {
-		f.Source = *source
+	if f.Source, err = textArg("source", source); err != nil {
+		return nil, err
 	}
 	if since != nil {
 		f.Since = *since
@@ -122,8 +122,8 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 	if pane != nil {
 		f.Pane = *pane
 	}
-	if source != nil {
-		f.Source = *source
+	if f.Source, err = textArg("source", source); err != nil {
+		return nil, err
 	}
 	if important != nil {
 		f.Important = *important
