@@ -49,6 +49,9 @@ type Limits struct {
 	MaxDepth int
 	// MaxTokens is the parser's token limit for a query document.
 	MaxTokens int
+	// MaxBodyBytes is the largest POST body /graphql reads; a larger one
+	// is refused with 413.
+	MaxBodyBytes int64
 	// QueryCacheSize is the number of parsed and validated documents kept.
 	QueryCacheSize int
 	// BatchWait is how long a dataloader collects keys before it queries.
@@ -63,6 +66,7 @@ func DefaultLimits() Limits {
 		MaxComplexity:  10000,
 		MaxDepth:       8,
 		MaxTokens:      5000,
+		MaxBodyBytes:   64 << 10,
 		QueryCacheSize: 1000,
 		// gqlgen resolves the relation fields of a list's items in one
 		// goroutine each, all started within microseconds of each other; 2ms
@@ -83,6 +87,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxTokens <= 0 {
 		l.MaxTokens = d.MaxTokens
+	}
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = d.MaxBodyBytes
 	}
 	if l.QueryCacheSize <= 0 {
 		l.QueryCacheSize = d.QueryCacheSize
@@ -161,8 +168,11 @@ func NewExecutor(cfg Config) *executor.Executor {
 }
 
 // NewHandler returns the /graphql HTTP handler: queries by POST and GET,
-// and gqlgen's playground for a browser's GET (Accept: text/html). The
-// caller puts authentication and the tier check in front of it.
+// and gqlgen's playground for a browser's GET (Accept: text/html). A POST
+// body over Limits.MaxBodyBytes or not in the shape of a GraphQL request is
+// refused before parsing, and every error of a refused request carries an
+// extensions.code. The caller puts authentication and the tier check in
+// front of it.
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := handler.New(NewSchema(cfg))
@@ -175,6 +185,11 @@ func NewHandler(cfg Config) http.Handler {
 			playground.Handler("feedapi GraphQL", r.URL.Path).ServeHTTP(w, r)
 			return
 		}
-		srv.ServeHTTP(w, r)
+		if r.Method == http.MethodPost && !checkBody(w, r, cfg.Limits.MaxBodyBytes) {
+			return
+		}
+		cw := &codedErrors{ResponseWriter: w}
+		srv.ServeHTTP(cw, r)
+		cw.finish()
 	})
 }
