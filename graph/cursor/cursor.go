@@ -49,8 +49,10 @@ func Decode(connection, s string) (int64, error) {
 	if base64.RawURLEncoding.DecodedLen(len(s)) != rawLen {
 		return 0, invalid()
 	}
+	// The decoder skips CR and LF, so a string of the right length may
+	// still hold fewer bytes: each cursor has exactly one spelling.
 	var raw [rawLen]byte
-	if _, err := base64.RawURLEncoding.Strict().Decode(raw[:], []byte(s)); err != nil {
+	if n, err := base64.RawURLEncoding.Strict().Decode(raw[:], []byte(s)); err != nil || n != rawLen {
 		return 0, invalid()
 	}
 	if raw[0] != version {
