@@ -29,6 +29,7 @@ type api struct {
 	t       testing.TB
 	bdb     *bun.DB
 	cfg     Config
+	doc     []byte // the OpenAPI document the handler serves
 	handler http.Handler
 	srv     *httptest.Server
 	keys    *keys.Service
@@ -75,6 +76,9 @@ func (a *api) variant(t testing.TB, opts ...func(*Config)) *api {
 	h, err := New(v.cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
+	}
+	if v.doc, err = BuildOpenAPI(openAPIOptions(v.cfg)); err != nil {
+		t.Fatalf("BuildOpenAPI: %v", err)
 	}
 	v.handler = h
 	v.srv = httptest.NewServer(h)
@@ -179,6 +183,7 @@ func (a *api) send(t testing.TB, req *http.Request) *resp {
 		}
 	}
 	checkInvariants(t, req, r)
+	validateAgainstOpenAPI(t, a.doc, req, hr, raw)
 	return r
 }
 

@@ -158,7 +158,7 @@ func New(cfg Config) (http.Handler, error) {
 	exec.SetRecoverFunc(s.recoverResolver)
 	s.queries = &runner{exec: exec, sources: sources}
 
-	s.openapi, err = openAPIDocument(cfg)
+	s.openapi, err = BuildOpenAPI(openAPIOptions(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("rest: build OpenAPI document: %w", err)
 	}
@@ -184,6 +184,17 @@ func New(cfg Config) (http.Handler, error) {
 	s.keyLimiter = newLimiter(cfg.RateLimit, counter, cfg.Logger)
 	s.ipLimiter = newLimiter(cfg.IPRateLimit, counter, cfg.Logger)
 	return s.routes(), nil
+}
+
+// openAPIOptions are the facts of the deployment the OpenAPI document states.
+func openAPIOptions(cfg Config) OpenAPIOptions {
+	return OpenAPIOptions{
+		ServerURL:    cfg.ServerURL,
+		AltServerURL: cfg.AltServerURL,
+		ETFEnabled:   cfg.ETFEnabled,
+		Version:      cfg.Version,
+		RateLimit:    cfg.RateLimit,
+	}
 }
 
 // clientIPFunc returns how the client IP of a request is found: its TCP
