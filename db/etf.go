@@ -42,10 +42,10 @@ func (s *Store) ListEtfFlows(ctx context.Context, f EtfFilter, limit int) ([]Etf
 		q = q.Where("asset IN (?)", bun.List(f.assets()))
 	}
 	if !f.From.IsZero() {
-		q = q.Where("flow_date >= ?", f.From.Format(time.DateOnly))
+		q = q.Where("flow_date >= ?", clampTime(f.From).Format(time.DateOnly))
 	}
 	if !f.To.IsZero() {
-		q = q.Where("flow_date <= ?", f.To.Format(time.DateOnly))
+		q = q.Where("flow_date <= ?", clampTime(f.To).Format(time.DateOnly))
 	}
 	if err := q.OrderExpr("flow_date DESC, asset ASC").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list etf flows: %w", err)

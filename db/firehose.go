@@ -53,7 +53,7 @@ func (s *Store) firehoseQuery(dst *[]FirehoseMessage, f FirehoseFilter) *bun.Sel
 		q = q.Where("important")
 	}
 	if !f.Since.IsZero() {
-		q = q.Where("created_at >= ?", f.Since)
+		q = q.Where("created_at >= ?", clampTime(f.Since))
 	}
 	return q
 }

@@ -27,7 +27,7 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 		q = q.Where("source = ?", f.Source)
 	}
 	if !f.Since.IsZero() {
-		q = q.Where("created_at >= ?", f.Since)
+		q = q.Where("created_at >= ?", clampTime(f.Since))
 	}
 	if err := p.apply(q, "").Scan(ctx); err != nil {
 		return nil, false, fmt.Errorf("list posts: %w", err)

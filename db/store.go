@@ -6,9 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/uptrace/bun"
 )
+
+// minTime is the earliest bound a filter passes to PostgreSQL, whose text
+// form of dates (the one bun writes) has no year 0: 0000-01-01 is "out of
+// range". Nothing is stored before it, so an earlier bound selects the same
+// rows.
+var minTime = time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// clampTime returns t, or minTime when t is earlier.
+func clampTime(t time.Time) time.Time {
+	if t.Before(minTime) {
+		return minTime
+	}
+	return t
+}
 
 // Store runs feedapi's read queries. It is safe for concurrent use.
 type Store struct {
