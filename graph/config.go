@@ -38,6 +38,9 @@ type Config struct {
 	// Ping checks the database for health (default: Store.Ping). It is
 	// called with Limits.PingTimeout and its failure never fails a request.
 	Ping func(ctx context.Context) error
+	// Extensions are further gqlgen extensions (metrics, tracing), used
+	// after feedapi's own by NewHandler, NewExecutor and ConfigureExecutor.
+	Extensions []graphql.HandlerExtension
 }
 
 // Limits bound what one operation may ask for.
@@ -148,6 +151,9 @@ func configure(e executorLike, cfg Config) {
 	e.Use(depthLimit{max: cfg.Limits.MaxDepth})
 	e.Use(extension.FixedComplexityLimit(cfg.Limits.MaxComplexity))
 	e.Use(loaderExtension{store: cfg.Store, wait: cfg.Limits.BatchWait})
+	for _, ext := range cfg.Extensions {
+		e.Use(ext)
+	}
 }
 
 // ConfigureExecutor applies feedapi's extensions to e, an executor over
