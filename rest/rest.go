@@ -63,8 +63,13 @@ type Config struct {
 	// RedisPrefix starts the names of the counters in Redis (default
 	// "feedapi:ratelimit"); deployments sharing one Redis need their own.
 	RedisPrefix string
-	// Logger receives errors, with the request id (default: discard).
+	// Logger receives errors, with the request id, and one access log line
+	// per request at info level (default: discard).
 	Logger *slog.Logger
+	// Metrics, when set, records the Prometheus metrics of requests, rate
+	// limits and GraphQL operations (NewMetrics). Serve their registry on
+	// an address of its own, never on the API's.
+	Metrics *Metrics
 }
 
 // server is the REST layer built by New.
@@ -81,6 +86,8 @@ type server struct {
 	ipLimiter      *limiter
 	clientIP       func(*http.Request) string
 	log            *slog.Logger
+	metrics        *Metrics
+	rateLimits     func() string // health's rate_limits: local, shared or local_fallback
 	bufs           bufferPool
 	gzips          gzipPool
 }
@@ -122,12 +129,13 @@ func New(cfg Config) (http.Handler, error) {
 	}
 
 	s := &server{
-		keys:           cfg.Keys,
+		keys:           observedKeys{cfg.Keys},
 		rateLimit:      cfg.RateLimit,
 		tierRateLimits: cfg.TierRateLimits,
 		ipRateLimit:    cfg.IPRateLimit,
 		clientIP:       clientIP,
 		log:            cfg.Logger,
+		metrics:        cfg.Metrics,
 	}
 
 	schema := graph.NewSchema(cfg.Graph)
@@ -162,7 +170,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest: build OpenAPI document: %w", err)
 	}
-	s.graphql = graph.NewHandler(cfg.Graph)
+	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))
 
 	var counter httprate.LimitCounter
 	if cfg.Redis != nil {
@@ -178,9 +186,11 @@ func New(cfg Config) (http.Handler, error) {
 			},
 			OnFallbackChange: func(local bool) {
 				cfg.Logger.Warn("rate-limit counters: switched store", slog.Bool("local_fallback", local))
+				cfg.Metrics.setRedisFallback(local)
 			},
 		})
 	}
+	s.rateLimits = rateLimitState(counter)
 	s.keyLimiter = newLimiter(cfg.RateLimit, counter, cfg.Logger)
 	s.ipLimiter = newLimiter(cfg.IPRateLimit, counter, cfg.Logger)
 	return s.routes(), nil

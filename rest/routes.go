@@ -19,7 +19,7 @@ import (
 // its result (404 or 200).
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.begin)
+	r.Use(s.observe, s.begin)
 	r.NotFound(s.ipLimited(s.optionalKey(http.HandlerFunc(s.notFound))).ServeHTTP)
 	r.MethodNotAllowed(s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))).ServeHTTP)
 
@@ -83,8 +83,8 @@ func (s *server) ipLimited(next http.Handler) http.Handler {
 	})
 }
 
-// begin gives the request its id (X-Request-Id and meta.request_id), turns
-// a panic into a 500 envelope, and logs the request at debug level.
+// begin gives the request its id (X-Request-Id and meta.request_id) and
+// turns a panic into a 500 envelope. observe, around it, logs the request.
 func (s *server) begin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -105,12 +105,6 @@ func (s *server) begin(next http.Handler) http.Handler {
 						slog.String("request_id", st.id), slog.Any("error", err))
 				}
 			}
-			s.log.DebugContext(r.Context(), "request",
-				slog.String("request_id", st.id),
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
-				slog.Int("status", sw.status),
-				slog.Duration("duration", time.Since(start)))
 		}()
 		next.ServeHTTP(sw, r)
 	})

@@ -1,0 +1,129 @@
+package rest
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/feedapi/feedapi/graph/keys"
+)
+
+// access is what the access log and the metrics learn of a request while
+// it passes through the layers: the key, once one is authenticated.
+type access struct {
+	keyID  int64
+	tier   string
+	hasKey bool
+}
+
+type accessKey struct{}
+
+// accessOf returns the access record of the request ctx belongs to, or nil.
+func accessOf(ctx context.Context) *access {
+	a, _ := ctx.Value(accessKey{}).(*access)
+	return a
+}
+
+// observedKeys notes the key of every successful authentication in the
+// request's access record, so that the access log reports the key's id and
+// tier (never the key) whichever route looked it up.
+type observedKeys struct {
+	Authenticator
+}
+
+// Authenticate implements Authenticator.
+func (k observedKeys) Authenticate(ctx context.Context, secret string) (keys.Principal, error) {
+	p, err := k.Authenticator.Authenticate(ctx, secret)
+	if err == nil {
+		if a := accessOf(ctx); a != nil {
+			a.keyID, a.tier, a.hasKey = p.KeyID, string(p.Tier), true
+		}
+	}
+	return p, err
+}
+
+// observe is the outermost middleware: once the request is answered it
+// writes one access log line (at info level, message "request") and
+// records the request's metrics. The line holds request_id, method, route
+// (chi's pattern, e.g. /v1/posts/{id}, or "unmatched"), status,
+// duration_ms, bytes (of the body as sent), key_id and tier (null without a
+// valid key) and client_ip. It holds neither the path nor the query string,
+// where a client may have put a secret.
+func (s *server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		logOn := s.log.Enabled(r.Context(), slog.LevelInfo)
+		if s.metrics == nil && !logOn {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		a := &access{}
+		cw := &countingWriter{ResponseWriter: w}
+		r = r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
+		// Deferred, so that a request whose handler aborts (a panic of
+		// http.ErrAbortHandler, passed on by begin) is still reported.
+		defer func() {
+			d := time.Since(start)
+			status := cw.status
+			if status == 0 {
+				status = http.StatusOK // what net/http sends for a handler that wrote nothing
+			}
+			route := routeUnmatched
+			if rc := chi.RouteContext(r.Context()); rc != nil {
+				if p := rc.RoutePattern(); p != "" {
+					route = p
+				}
+			}
+			s.metrics.observeRequest(r.Method, route, status, d, a.hasKey)
+			if !logOn {
+				return
+			}
+			keyID, tier := slog.Any("key_id", nil), slog.Any("tier", nil)
+			if a.hasKey {
+				keyID, tier = slog.Int64("key_id", a.keyID), slog.String("tier", a.tier)
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("request_id", w.Header().Get("X-Request-Id")),
+				slog.String("method", truncate(r.Method, 20)),
+				slog.String("route", route),
+				slog.Int("status", status),
+				slog.Float64("duration_ms", math.Round(float64(d.Microseconds()))/1000),
+				slog.Int64("bytes", cw.bytes),
+				keyID,
+				tier,
+				slog.String("client_ip", s.clientIP(r)))
+		}()
+		next.ServeHTTP(cw, r)
+	})
+}
+
+// countingWriter records the status and counts the body bytes of a
+// response.
+type countingWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *countingWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,53 @@
+package rest
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/go-chi/httprate"
+)
+
+// Values of /v1/health's rate_limits.
+const (
+	rateLimitsLocal    = "local"          // no Redis: each replica counts alone
+	rateLimitsShared   = "shared"         // Redis holds the counters
+	rateLimitsFallback = "local_fallback" // Redis is configured but away
+)
+
+// fallbackReporter is what httprate-redis's counter tells of its state.
+type fallbackReporter interface {
+	IsFallbackActivated() bool
+}
+
+// rateLimitState returns how the counter keeps its counts, for health:
+// local without a shared store, shared while Redis answers, local_fallback
+// while it does not.
+func rateLimitState(counter httprate.LimitCounter) func() string {
+	fr, ok := counter.(fallbackReporter)
+	if !ok {
+		return func() string { return rateLimitsLocal }
+	}
+	return func() string {
+		if fr.IsFallbackActivated() {
+			return rateLimitsFallback
+		}
+		return rateLimitsShared
+	}
+}
+
+// withRateLimits returns health's data object with rate_limits added.
+// data may be a slice of a larger buffer, so the result is a copy.
+func (s *server) withRateLimits(data []byte) []byte {
+	obj := bytes.TrimRight(data, " \t\r\n")
+	if len(obj) < 2 || obj[len(obj)-1] != '}' {
+		return data
+	}
+	out := make([]byte, 0, len(obj)+32)
+	out = append(out, obj[:len(obj)-1]...)
+	if len(bytes.TrimSpace(obj[1:len(obj)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"rate_limits":`...)
+	out = strconv.AppendQuote(out, s.rateLimits())
+	return append(out, '}')
+}
