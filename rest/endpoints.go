@@ -181,7 +181,8 @@ func (s *server) execute(r *http.Request, ep endpoint) (success, error) {
 }
 
 // health serves /v1/health: 200 while the database answers, 503 (with the
-// same body shape, status "degraded") while it does not.
+// same body shape, status "degraded") while it does not; rate_limits tells
+// where the rate limits are counted (withRateLimits).
 func (s *server) health(w http.ResponseWriter, r *http.Request) {
 	if _, err := parseParams(r, nil); err != nil {
 		s.writeError(w, r, err)
@@ -205,7 +206,7 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 	if h.Status != "ok" {
 		status = http.StatusServiceUnavailable
 	}
-	s.writeSuccess(w, r, success{status: status, data: data, cache: cacheNone})
+	s.writeSuccess(w, r, success{status: status, data: s.withRateLimits(data), cache: cacheNone})
 }
 
 // openAPI serves the OpenAPI document itself, not wrapped in the envelope.

@@ -586,8 +586,8 @@ func TestHealth(t *testing.T) {
 		r := a.get(t, "/v1/health", "")
 		r.wantStatus(t, http.StatusOK)
 		obj := r.object(t)
-		wantFields(t, "health", obj, "status", "version", "api_version", "database")
-		for f, want := range map[string]string{"status": "ok", "version": "test-1", "api_version": "v1", "database": "ok"} {
+		wantFields(t, "health", obj, "status", "version", "api_version", "database", "rate_limits")
+		for f, want := range map[string]string{"status": "ok", "version": "test-1", "api_version": "v1", "database": "ok", "rate_limits": "local"} {
 			if got := str(t, obj[f]); got != want {
 				t.Errorf("%s = %q, want %q", f, got, want)
 			}

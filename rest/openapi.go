@@ -305,7 +305,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 	p := map[string]*oaPathItem{
 		"/v1/health": {Get: &oaOperation{
 			OperationID: "getHealth", Summary: "Health and version", Tags: []string{oaTagMeta}, Security: oaOpen(),
-			Description: "Reports the service's health and build version. Needs no key and touches nothing beyond a database ping. While the database is unreachable the answer is 503 with `status` `degraded`.",
+			Description: "Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database is unreachable the answer is 503 with `status` `degraded`. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.",
 			Parameters:  oaParams("IfNoneMatch"),
 			Responses: oaOpenResponses(map[string]*oaResponse{
 				"200": oaSuccess("The service is healthy (`status` `ok`).", "HealthResponse", true),
@@ -623,7 +623,8 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"version":     {Type: "string", Description: "Build version of the service."},
 			"api_version": {Type: "string", Const: "v1", Description: "API version, `v1`."},
 			"database":    {Type: "string", Enum: []any{"ok", "unreachable"}, Description: "Whether the database answers."},
-		}, "status", "version", "api_version", "database"),
+			"rate_limits": {Type: "string", Enum: []any{"shared", "local", "local_fallback"}, Description: "Where rate limits are counted: `shared` in Redis, one budget per key across all replicas; `local` in this replica, which has no Redis configured; `local_fallback` in this replica because its Redis does not answer."},
+		}, "status", "version", "api_version", "database", "rate_limits"),
 		"OpenAPIDocument": {Type: "object", Description: "An OpenAPI 3.1 document.", Required: []string{"openapi", "info", "paths"},
 			Properties: oaProps{"openapi": {Type: "string", Const: "3.1.0"}}},
 
