@@ -37,7 +37,17 @@ func (s *Store) ListEtfFlows(ctx context.Context, f EtfFilter, limit int) ([]Etf
 		return nil, fmt.Errorf("list etf flows: limit %d: must be positive", limit)
 	}
 	rows := []EtfFlow{}
-	q := s.db.NewSelect().Model(&rows)
+	q := s.etfFlowsQuery(&rows, f, limit)
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list etf flows: %w", err)
+	}
+	return rows, nil
+}
+
+// etfFlowsQuery selects into dst the flows of ListEtfFlows, read in the
+// order of etf_flows_date_asset_idx (flow_date DESC, asset).
+func (s *Store) etfFlowsQuery(dst *[]EtfFlow, f EtfFilter, limit int) *bun.SelectQuery {
+	q := s.db.NewSelect().Model(dst)
 	if len(f.Assets) > 0 {
 		q = q.Where("asset IN (?)", bun.List(f.assets()))
 	}
@@ -47,24 +57,25 @@ func (s *Store) ListEtfFlows(ctx context.Context, f EtfFilter, limit int) ([]Etf
 	if !f.To.IsZero() {
 		q = q.Where("flow_date <= ?", clampTime(f.To).Format(time.DateOnly))
 	}
-	if err := q.OrderExpr("flow_date DESC, asset ASC").Limit(int64(limit)).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("list etf flows: %w", err)
-	}
-	return rows, nil
+	return q.OrderExpr("flow_date DESC, asset ASC").Limit(int64(limit))
 }
+
+// latestEtfFlowsSQL probes the primary key (asset, flow_date) backwards
+// once per asset; the argument is the assets in enum order.
+const latestEtfFlowsSQL = `
+	SELECT e.*
+	FROM unnest(?::etf_asset[]) WITH ORDINALITY AS a(asset, ord)
+	CROSS JOIN LATERAL (
+		SELECT * FROM etf_flows f WHERE f.asset = a.asset ORDER BY f.flow_date DESC LIMIT 1
+	) e
+	ORDER BY a.ord`
 
 // LatestEtfFlows returns the newest record of each asset (of f.Assets, or
 // all), in asset order; assets without records are absent. From and To are
 // ignored. Each asset costs one backward probe of the primary key.
 func (s *Store) LatestEtfFlows(ctx context.Context, f EtfFilter) ([]EtfFlow, error) {
 	rows := []EtfFlow{}
-	err := s.db.NewRaw(`
-		SELECT e.*
-		FROM unnest(?::etf_asset[]) WITH ORDINALITY AS a(asset, ord)
-		CROSS JOIN LATERAL (
-			SELECT * FROM etf_flows f WHERE f.asset = a.asset ORDER BY f.flow_date DESC LIMIT 1
-		) e
-		ORDER BY a.ord`, pgdialect.Array(f.assets())).Scan(ctx, &rows)
+	err := s.db.NewRaw(latestEtfFlowsSQL, pgdialect.Array(f.assets())).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("latest etf flows: %w", err)
 	}

@@ -1,18 +1,54 @@
 package db
 
+import (
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
 // Hooks for the external tests that check query plans.
 
-// FirehoseSQL returns the SQL that ListFirehose runs for f, without paging.
-func (s *Store) FirehoseSQL(f FirehoseFilter) string {
-	var rows []FirehoseMessage
-	return s.firehoseQuery(&rows, f).String()
+// FirehoseSQL returns the statement that ListFirehose runs for f and p.
+func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
+	var q sqlBuilder
+	firehoseSQL(&q, f, p)
+	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
-// PostsSQL returns the SQL that ListPosts runs for source and p.
-func (s *Store) PostsSQL(source string, p Page) string {
-	var rows []Post
-	return p.apply(s.db.NewSelect().Model(&rows).Where("source = ?", source), "").String()
+// PostsSQL returns the statement that ListPosts runs for f and p.
+func (s *Store) PostsSQL(f PostFilter, p Page) string {
+	var q sqlBuilder
+	postsSQL(&q, f, p)
+	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
 // CuratedSourcesSQL is the statement of CuratedSources.
 const CuratedSourcesSQL = curatedSourcesSQL
+
+// SinceWindow is sinceWindow, for tests that straddle it.
+const SinceWindow = sinceWindow
+
+// WeekPostsSQL returns the statement that ListPostsOfWeeks runs for one
+// page of the ISO week starting at monday, without a keyset bound.
+func (s *Store) WeekPostsSQL(monday time.Time, limit int) string {
+	return s.db.NewRaw(weekPostsSQL, pgdialect.Array([]int{0}), pgdialect.Array([]time.Time{monday}),
+		pgdialect.Array([]int64{0}), bun.Safe("<>"), bun.Safe("DESC"), limit+1, bun.Safe("DESC")).String()
+}
+
+// EtfFlowsSQL returns the statement that ListEtfFlows runs for f and limit.
+func (s *Store) EtfFlowsSQL(f EtfFilter, limit int) string {
+	var rows []EtfFlow
+	return s.etfFlowsQuery(&rows, f, limit).String()
+}
+
+// LatestEtfFlowsSQL returns the statement that LatestEtfFlows runs for f.
+func (s *Store) LatestEtfFlowsSQL(f EtfFilter) string {
+	return s.db.NewRaw(latestEtfFlowsSQL, pgdialect.Array(f.assets())).String()
+}
+
+// BriefsSQL returns the statement that ListBriefs runs for p.
+func (s *Store) BriefsSQL(p Page) string {
+	var rows []Brief
+	return p.apply(s.db.NewSelect().Model(&rows), "").String()
+}

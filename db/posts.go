@@ -22,18 +22,37 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
 	var rows []Post
-	q := s.db.NewSelect().Model(&rows)
-	if f.Source != "" {
-		q = q.Where("source = ?", f.Source)
-	}
-	if !f.Since.IsZero() {
-		q = q.Where("created_at >= ?", clampTime(f.Since))
-	}
-	if err := p.apply(q, "").Scan(ctx); err != nil {
+	var q sqlBuilder
+	postsSQL(&q, f, p)
+	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
 	rows, more := trim(rows, p)
 	return rows, more, nil
+}
+
+// postsSQL writes the statement of one page of curated posts: read in id
+// order from posts_source_id_idx (with a source) or the primary key, and
+// with a since bound behind the recent-rows gate of sinceSQL.
+func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
+	byID := func(q *sqlBuilder) {
+		q.add("SELECT p.* FROM posts p WHERE true")
+		if f.Source != "" {
+			q.add(" AND p.source = ?", f.Source)
+		}
+		p.where(q, "p")
+		sinceFilter(q, "p", f.Since)
+		p.orderLimit(q, "p")
+	}
+	if f.Since.IsZero() {
+		byID(q)
+		return
+	}
+	sinceSQL(q, "posts", f.Since, p, func(q *sqlBuilder, alias string) {
+		if f.Source != "" {
+			q.add(" AND "+alias+".source = ?", f.Source)
+		}
+	}, byID)
 }
 
 // GetPost returns the post with the given id, or ErrNotFound.
@@ -83,6 +102,48 @@ type PostPage struct {
 	More  bool
 }
 
+// weekPostsSQL reads pages of the posts of whole ISO weeks (w.lo is a
+// Monday 00:00 UTC) from posts_week_id_idx: each page is one index range,
+// read in id order. Arguments: indexes, week starts, keyset bounds, the
+// comparison ("<>" with bounds of 0 where no page has a bound), the order,
+// the limit+1 and the order.
+const weekPostsSQL = `
+	SELECT w.idx, p.*
+	FROM unnest(?::int[], ?::timestamptz[], ?::bigint[]) AS w(idx, lo, bound)
+	CROSS JOIN LATERAL (
+		SELECT p.* FROM posts p
+		WHERE date_trunc('week', p.created_at AT TIME ZONE 'UTC') = (w.lo AT TIME ZONE 'UTC')
+			AND p.id ? w.bound
+		ORDER BY p.id ?
+		LIMIT ?
+	) p
+	ORDER BY w.idx, p.id ?`
+
+// rangePostsSQL reads pages of the posts of arbitrary intervals [w.lo,
+// w.hi), for briefs whose week is not an ISO week: the primary key is read
+// in id order and filtered by created_at. Arguments: indexes, starts, ends,
+// keyset bounds (0: none), the comparison, the order, the limit+1 and the
+// order.
+const rangePostsSQL = `
+	SELECT w.idx, p.*
+	FROM unnest(?::int[], ?::timestamptz[], ?::timestamptz[], ?::bigint[]) AS w(idx, lo, hi, bound)
+	CROSS JOIN LATERAL (
+		SELECT p.* FROM posts p
+		WHERE p.created_at >= w.lo AND p.created_at < w.hi
+			AND (w.bound = 0 OR p.id ? w.bound)
+		ORDER BY p.id ?
+		LIMIT ?
+	) p
+	ORDER BY w.idx, p.id ?`
+
+// isISOWeek reports whether [from, to) is exactly one ISO week: from a
+// Monday 00:00 UTC to the next.
+func isISOWeek(from, to time.Time) bool {
+	from, to = from.UTC(), to.UTC()
+	return from.Weekday() == time.Monday && from.Equal(from.Truncate(24*time.Hour)) &&
+		to.Equal(from.AddDate(0, 0, 7))
+}
+
 // weekPost is a post tagged with the index of the WeekPage it answers.
 type weekPost struct {
 	Idx  int `bun:"idx"`
@@ -96,6 +157,8 @@ func (s *Store) ListPostsOfWeeks(ctx context.Context, pages []WeekPage) ([]PostP
 	type group struct {
 		limit    int
 		backward bool
+		isoWeek  bool // every page of the group spans one ISO week
+		bounded  bool // every page of the group has a keyset bound
 	}
 	groups := map[group][]int{}
 	var order []group
@@ -103,7 +166,8 @@ func (s *Store) ListPostsOfWeeks(ctx context.Context, pages []WeekPage) ([]PostP
 		if err := wp.Page.validate(); err != nil {
 			return nil, fmt.Errorf("list posts of weeks: %w", err)
 		}
-		g := group{wp.Page.Limit, wp.Page.Backward}
+		_, _, b := wp.Page.dir()
+		g := group{wp.Page.Limit, wp.Page.Backward, isISOWeek(wp.From, wp.To), b > 0}
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
@@ -129,20 +193,22 @@ func (s *Store) ListPostsOfWeeks(ctx context.Context, pages []WeekPage) ([]PostP
 			cmp, dir = bun.Safe(">"), bun.Safe("ASC")
 		}
 		var rows []weekPost
-		err := s.db.NewRaw(`
-			SELECT w.idx, p.*
-			FROM unnest(?::int[], ?::timestamptz[], ?::timestamptz[], ?::bigint[]) AS w(idx, lo, hi, bound)
-			CROSS JOIN LATERAL (
-				SELECT p.* FROM posts p
-				WHERE p.created_at >= w.lo AND p.created_at < w.hi
-					AND (w.bound = 0 OR p.id ? w.bound)
-				ORDER BY p.id ?
-				LIMIT ?
-			) p
-			ORDER BY w.idx, p.id ?`,
-			pgdialect.Array(idxs), pgdialect.Array(from), pgdialect.Array(to), pgdialect.Array(bound),
-			cmp, dir, g.limit+1, dir,
-		).Scan(ctx, &rows)
+		var err error
+		if g.isoWeek {
+			// Without a bound, every id passes "id <> 0" (ids are positive).
+			if !g.bounded {
+				cmp = bun.Safe("<>")
+			}
+			err = s.db.NewRaw(weekPostsSQL,
+				pgdialect.Array(idxs), pgdialect.Array(from), pgdialect.Array(bound),
+				cmp, dir, g.limit+1, dir,
+			).Scan(ctx, &rows)
+		} else {
+			err = s.db.NewRaw(rangePostsSQL,
+				pgdialect.Array(idxs), pgdialect.Array(from), pgdialect.Array(to), pgdialect.Array(bound),
+				cmp, dir, g.limit+1, dir,
+			).Scan(ctx, &rows)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("list posts of weeks: %w", err)
 		}

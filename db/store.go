@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -70,6 +72,95 @@ func (p Page) apply(q *bun.SelectQuery, alias string) *bun.SelectQuery {
 		q = q.OrderExpr("? DESC", col)
 	}
 	return q.Limit(int64(p.Limit) + 1)
+}
+
+// dir returns the comparison of the page's keyset bound and the direction
+// of its order.
+func (p Page) dir() (cmp, order string, bound int64) {
+	if p.Backward {
+		return ">", "ASC", p.Before
+	}
+	return "<", "DESC", p.After
+}
+
+// where writes the page's keyset bound on alias.id, if any.
+func (p Page) where(q *sqlBuilder, alias string) {
+	if cmp, _, bound := p.dir(); bound > 0 {
+		q.add(" AND "+alias+".id "+cmp+" ?", bound)
+	}
+}
+
+// orderBy writes the page's order on alias.id.
+func (p Page) orderBy(q *sqlBuilder, alias string) {
+	_, order, _ := p.dir()
+	q.add(" ORDER BY " + alias + ".id " + order)
+}
+
+// orderLimit writes the page's order and its limit+1 probe.
+func (p Page) orderLimit(q *sqlBuilder, alias string) {
+	p.orderBy(q, alias)
+	q.add(" LIMIT " + strconv.Itoa(p.Limit+1))
+}
+
+// sqlBuilder assembles a statement from constant fragments and the
+// arguments of their ? placeholders, which bun formats as literals.
+type sqlBuilder struct {
+	sb   strings.Builder
+	args []any
+}
+
+// String returns the statement written so far.
+func (q *sqlBuilder) String() string { return q.sb.String() }
+
+// add appends a fragment and the arguments of its placeholders.
+func (q *sqlBuilder) add(fragment string, args ...any) {
+	q.sb.WriteString(fragment)
+	q.args = append(q.args, args...)
+}
+
+// sinceWindow is how many rows at or after a since bound the recent branch
+// of sinceSQL reads at most.
+const sinceWindow = 1000
+
+// sinceSQL writes the page of a list filtered by created_at >= since (and
+// by whatever filters writes) as two branches of which exactly one runs,
+// chosen by counting the rows at or after since in the created_at index, up
+// to sinceWindow+1:
+//
+//   - at most sinceWindow rows (the polling case: since a few seconds ago,
+//     or in the future): those rows are read through the created_at index,
+//     filtered, and the page is picked from them (a top-N sort of at most
+//     sinceWindow rows);
+//   - more: byID writes the page read in id order from the filter's own
+//     index, with since checked on each row. The created_at condition is
+//     written so that the planner cannot use the created_at index there:
+//     it would otherwise sort all the rows since since, possibly millions.
+//
+// Neither branch relies on ids growing with created_at for correctness.
+// When they do (as in every feed), the second branch finds its page among
+// the first rows it reads.
+func sinceSQL(q *sqlBuilder, table string, since time.Time, p Page, filters func(q *sqlBuilder, alias string), byID func(q *sqlBuilder)) {
+	since = clampTime(since)
+	q.add("WITH recent AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM "+table+
+		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c)\nSELECT u.* FROM (\n(SELECT r.* FROM (SELECT * FROM "+table+
+		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) r WHERE (SELECT n FROM recent) <= ?",
+		since, sinceWindow+1, since, sinceWindow, sinceWindow)
+	filters(q, "r")
+	p.where(q, "r")
+	p.orderLimit(q, "r")
+	q.add(")\nUNION ALL\n(SELECT b.* FROM (")
+	byID(q)
+	q.add(") b WHERE (SELECT n FROM recent) > ?)\n) u", sinceWindow)
+	p.orderBy(q, "u")
+}
+
+// sinceFilter writes created_at >= since on alias when since is set, in a
+// form no index matches (adding a zero interval changes no value): see
+// sinceSQL.
+func sinceFilter(q *sqlBuilder, alias string, since time.Time) {
+	if !since.IsZero() {
+		q.add(" AND "+alias+".created_at + interval '0' >= ?", clampTime(since))
+	}
 }
 
 // trim cuts the limit+1 probe row and restores newest-first order. more says
