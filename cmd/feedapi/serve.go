@@ -33,6 +33,8 @@ type serveFlags struct {
 	DBStatementTO time.Duration  `name:"db-statement-timeout" env:"FEEDAPI_DB_STATEMENT_TIMEOUT" default:"5s" help:"Server-side limit on each SQL statement."`
 	RequestTO     time.Duration  `name:"request-timeout" env:"FEEDAPI_REQUEST_TIMEOUT" default:"1500ms" help:"Longest a request may wait on the database (connecting, queueing for a connection, querying); past it the answer is 500 internal, so that clients hear of a database outage within 2 seconds (0: no limit)."`
 	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
+	AdminAddr     string         `name:"admin-addr" env:"FEEDAPI_ADMIN_ADDR" help:"Address of the admin listener, which serves /metrics (Prometheus) and /debug/pprof/, e.g. 127.0.0.1:9090; never expose it publicly. Empty: no admin listener."`
+	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, while API keys are read from --database-url and health pings both."`
 }
 
 // serveCmd serves the API over an existing database.
@@ -106,6 +108,22 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		return err
 	}
 	defer bdb.Close()
+	replica, err := openReplica(c.ReplicaURL, db.Options{MaxOpenConns: c.DBMaxConns, StatementTimeout: c.DBStatementTO})
+	if err != nil {
+		return err
+	}
+	reads := bdb
+	if replica != nil {
+		defer replica.Close()
+		reads = replica
+	}
+	ping := pingDatabases(bdb, replica)
+
+	metrics, stopAdmin, err := c.startAdmin(g.logger, bdb, replica)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 
 	var rdb *redis.Client
 	if c.RedisURL != "" {
@@ -121,7 +139,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	}
 
 	handler, err := rest.New(rest.Config{
-		Graph:          graph.Config{Store: db.NewStore(bdb), Logger: g.logger},
+		Graph:          graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping},
 		Keys:           keys.NewService(bdb, keys.Options{}),
 		ETFEnabled:     c.ETFEnabled,
 		Version:        version,
@@ -133,11 +151,12 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		Redis:          rdb,
 		RedisPrefix:    c.RedisPrefix,
 		Logger:         g.logger,
+		Metrics:        metrics,
 	})
 	if err != nil {
 		return err
 	}
-	if err := db.Ping(ctx, bdb); err != nil {
+	if err := ping(ctx); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
 	return listenAndServe(ctx, rest.NewServer(c.Addr, withDeadline(handler, c.RequestTO)), c.ShutdownGrace, g.logger, ready)
