@@ -92,6 +92,13 @@ func TestRateLimit(t *testing.T) {
 		a.get(t, "/v1/posts?limit=1000", "fapi_bad").wantStatus(t, http.StatusUnauthorized)
 	})
 
+	t.Run("defaults: 120 per key, 600 per client IP", func(t *testing.T) {
+		t.Parallel()
+		a := base.variant(t, func(c *Config) { c.RateLimit, c.IPRateLimit = 0, 0 })
+		wantRateHeaders(t, a.get(t, "/v1/sources", a.free), 120, 119)
+		wantRateHeaders(t, a.get(t, "/v1/health", ""), 600, 599)
+	})
+
 	t.Run("per-tier limits", func(t *testing.T) {
 		t.Parallel()
 		a := base.variant(t, func(c *Config) {
