@@ -366,3 +366,42 @@ func TestHealthPingsTheReplica(t *testing.T) {
 		t.Errorf("the unreachable replica was not reported at start")
 	}
 }
+
+func TestTrustedProxy(t *testing.T) {
+	t.Parallel()
+	_, dbURL := dbtest.NewWithURL(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		forIP string
+		want  string
+	}{
+		{"X-Forwarded-For ignored by default", nil, "203.0.113.9", "127.0.0.1"},
+		{"believed from a trusted proxy", []string{"--trusted-proxy", "10.0.0.0/8,127.0.0.1/32"}, "203.0.113.9", "203.0.113.9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := startInProcess(t, dbURL, tc.args...)
+			req, err := http.NewRequest(http.MethodGet, s.base+"/v1/health", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Forwarded-For", tc.forIP)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			id := resp.Header.Get("X-Request-Id")
+			for _, rec := range s.logs.records("request") {
+				if rec["request_id"] == id {
+					if got := rec["client_ip"]; got != tc.want {
+						t.Errorf("client_ip = %v, want %s", got, tc.want)
+					}
+					return
+				}
+			}
+			t.Errorf("no access log line of request %s:\n%s", id, s.logs)
+		})
+	}
+}
