@@ -392,12 +392,15 @@ func oaGraphQL(method string, params []*oaParameter, body *oaRequestBody) *oaOpe
 			Headers: oaHeaders("X-Request-Id"),
 			Content: oaJSONContent(&oaSchema{AnyOf: []*oaSchema{oaRef("ErrorInternal"), oaRef("GraphQLResponse")}})},
 	}, "401", "402", "403", "429")
+	security := oaKeyed()
 	if method == "Get" {
 		rs["200"].Content["text/html"] = oaMediaType{Schema: &oaSchema{Type: "string",
-			Description: "The playground page, for a browser asking for `text/html` without a query."}}
+			Description: "The playground page, for a browser asking for `text/html` without a query. It needs no key (it holds no data; its queries carry the key put in its Headers pane) and is limited per client IP."}}
+		// The page needs no key; a query by GET still does.
+		security = append(security, oaSecurity{})
 	}
 	return &oaOperation{
-		OperationID: "graphql" + method, Summary: "Run a GraphQL query (" + strings.ToUpper(method) + ")", Tags: []string{oaTagGQL}, Security: oaKeyed(),
+		OperationID: "graphql" + method, Summary: "Run a GraphQL query (" + strings.ToUpper(method) + ")", Tags: []string{oaTagGQL}, Security: security,
 		Description: "The GraphQL API of the internal dashboards (its schema is the service's `schema.graphqls`); needs a key of tier `internal`. Lists are Relay connections whose cursors are the REST cursors. Queries over the complexity, depth or token budgets are refused before execution, and introspection is for the internal tier only. A browser asking for `text/html` without a query gets an interactive playground.",
 		Parameters:  params,
 		RequestBody: body,

@@ -38,11 +38,27 @@ func (s *server) routes() http.Handler {
 	})
 	// GraphQL for internal dashboards.
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate, s.keyed("internal"))
+		r.Use(s.playgroundWithoutKey, s.authenticate, s.keyed("internal"))
 		r.Method(http.MethodGet, "/graphql", http.HandlerFunc(s.serveGraphQL))
 		r.Method(http.MethodPost, "/graphql", http.HandlerFunc(s.serveGraphQL))
 	})
 	return r
+}
+
+// playgroundWithoutKey serves the GraphiQL page of GET /graphql (a browser
+// asking for text/html, no query) without a key, limited per client IP: the
+// page is static and holds no data, and a browser cannot attach a bearer key
+// to a navigation. The queries the page sends carry the key its user puts in
+// its Headers pane, and go through the key and tier checks as usual.
+func (s *server) playgroundWithoutKey(next http.Handler) http.Handler {
+	page := s.ipLimited(http.HandlerFunc(s.serveGraphQL))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.RawQuery == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			page.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // getHead routes GET and HEAD of pattern to h.
