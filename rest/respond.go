@@ -39,6 +39,12 @@ func (b *bufferPool) put(buf *bytes.Buffer) {
 	b.p.Put(buf)
 }
 
+// gzipLevel is the compression level of responses: BestSpeed. On a JSON
+// page of 50 posts (24 KB) it takes about half the CPU time of the default
+// level for a body 14% larger (7.2 KB instead of 6.3 KB), and the CPU is
+// what a small replica runs out of first.
+const gzipLevel = gzip.BestSpeed
+
 // gzipPool recycles gzip writers (each holds ~800 KiB of compressor state).
 type gzipPool struct{ p sync.Pool }
 
@@ -47,7 +53,7 @@ func (g *gzipPool) get(w io.Writer) *gzip.Writer {
 		z.Reset(w)
 		return z
 	}
-	z, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression) // the level is valid
+	z, _ := gzip.NewWriterLevel(w, gzipLevel) // the level is valid
 	return z
 }
 
