@@ -72,12 +72,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK // what net/http sends for a handler that wrote nothing
 			}
-			route := routeUnmatched
-			if rc := chi.RouteContext(r.Context()); rc != nil {
-				if p := rc.RoutePattern(); p != "" {
-					route = p
-				}
-			}
+			route := routePattern(r)
 			s.metrics.observeRequest(r.Method, route, status, d, a.hasKey)
 			if !logOn {
 				return
@@ -127,3 +122,15 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// routePattern returns the chi pattern that matched r (such as
+// /v1/posts/{id}), or routeUnmatched: a bounded set of values, safe for
+// metric labels and logs, unlike the path a client sent.
+func routePattern(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
+	}
+	return routeUnmatched
+}

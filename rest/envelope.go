@@ -159,7 +159,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Log(ctx, level, "internal error",
 			slog.String("request_id", requestID(ctx)),
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			// The route pattern, not the path: a client may paste anything,
+			// a key included, into a path.
+			slog.String("route", routePattern(r)),
 			slog.Any("error", err))
 	}
 	status, _ := statusOf(code)

@@ -331,6 +331,13 @@ func TestInternalErrors(t *testing.T) {
 				t.Errorf("%s: request id not logged", path)
 			}
 		}
+		// What a client put in the path (a key, say) is not logged; the
+		// route pattern is.
+		r := a.get(t, "/v1/posts/9000000000000000001", "fapi_whatever")
+		r.wantStatus(t, http.StatusInternalServerError)
+		if logs := a.logs.String(); strings.Contains(logs, "path=") || !strings.Contains(logs, `msg="internal error" request_id=`+r.env.Meta.RequestID+` method=GET route=/v1/posts/{id} `) {
+			t.Errorf("the internal-error log shows the path instead of the route pattern:\n%s", logs)
+		}
 		// Health reports the outage instead of failing.
 		a.get(t, "/v1/health", "").wantStatus(t, http.StatusServiceUnavailable)
 	})
