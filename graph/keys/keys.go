@@ -47,8 +47,11 @@ type Service struct {
 	idb  bun.IDB
 	opts Options
 
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]cached
+	// Verified keys and refused secrets are cached apart, each bounded by
+	// CacheSize, so that a flood of made-up keys cannot evict real ones.
+	mu      sync.Mutex
+	valid   map[[sha256.Size]byte]cached
+	invalid map[[sha256.Size]byte]cached
 }
 
 type cached struct {
@@ -68,7 +71,8 @@ func NewService(idb bun.IDB, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{idb: idb, opts: opts, cache: make(map[[sha256.Size]byte]cached)}
+	return &Service{idb: idb, opts: opts,
+		valid: make(map[[sha256.Size]byte]cached), invalid: make(map[[sha256.Size]byte]cached)}
 }
 
 // Create issues a key of the given tier. The secret is returned once and
@@ -175,7 +179,10 @@ func wellFormed(secret string) bool {
 func (s *Service) lookup(hash [sha256.Size]byte, now time.Time) (cached, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.cache[hash]
+	c, ok := s.valid[hash]
+	if !ok {
+		c, ok = s.invalid[hash]
+	}
 	if !ok || !now.Before(c.expires) {
 		return cached{}, false
 	}
@@ -185,16 +192,21 @@ func (s *Service) lookup(hash [sha256.Size]byte, now time.Time) (cached, bool) {
 func (s *Service) store(hash [sha256.Size]byte, c cached) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.cache) >= s.opts.CacheSize {
-		clear(s.cache) // crude but bounded; entries live only seconds anyway
+	m := s.invalid
+	if c.valid {
+		m = s.valid
 	}
-	s.cache[hash] = c
+	if len(m) >= s.opts.CacheSize {
+		clear(m) // crude but bounded; entries live only seconds anyway
+	}
+	m[hash] = c
 }
 
 func (s *Service) forget(hash []byte) {
 	var h [sha256.Size]byte
 	copy(h[:], hash)
 	s.mu.Lock()
-	delete(s.cache, h)
+	delete(s.valid, h)
+	delete(s.invalid, h)
 	s.mu.Unlock()
 }

@@ -177,3 +177,32 @@ func TestListShowsNoSecrets(t *testing.T) {
 		t.Errorf("prefix %q reveals the secret", list[0].Prefix)
 	}
 }
+
+// Made-up keys are cached apart from real ones: a flood of them must not
+// evict a verified key (which would send every real client to the database).
+func TestBadKeysDoNotEvictGoodOnes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bdb := dbtest.New(t)
+	clk := &clock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	svc := keys.NewService(bdb, keys.Options{CacheSize: 4, CacheTTL: time.Minute, Now: clk.Now})
+	secret, key, err := svc.Create(ctx, db.TierFree, "real")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	// Revoked behind the service's back: only a database lookup would notice.
+	if _, err := bdb.NewRaw("UPDATE api_keys SET revoked_at = now() WHERE id = ?", key.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		made := []byte(secret)
+		made[len(keys.Prefix)+i%8] = "abcdefgh"[i/8]
+		_, _ = svc.Authenticate(ctx, string(made))
+	}
+	if _, err := svc.Authenticate(ctx, secret); err != nil {
+		t.Errorf("the verified key was evicted by made-up keys and looked up again: %v", err)
+	}
+}
