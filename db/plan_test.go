@@ -73,7 +73,7 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 		sorts   int      // Sort nodes allowed (each over a bounded set: see db/QUERIES.md)
 		// oneOf, if set, lists indexes of which the plan uses at least one:
 		// where the primary key read backwards with a filter is as good a
-		// plan on the small test data as the filter's own index.
+		// plan as the filter's own index (the planner's choice, by cost).
 		oneOf []string
 	}{
 		{"posts first page", s.PostsSQL(db.PostFilter{}, p50), []string{"posts_pkey"}, 0, nil},
