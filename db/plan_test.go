@@ -91,9 +91,9 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 		{"curated sources as a loose index scan", db.CuratedSourcesSQL, []string{"posts_source_id_idx"}, 1, nil},
 		{"firehose first page", s.FirehoseSQL(db.FirehoseFilter{}, p50), []string{"firehose_messages_pkey"}, 0, nil},
 		{"firehose pane", s.FirehoseSQL(db.FirehoseFilter{Pane: db.PaneBlogs}, p50), nil, 0, byPaneOrID},
-		{"firehose important", s.FirehoseSQL(db.FirehoseFilter{Important: true}, p50), []string{"firehose_important_id_idx"}, 0, nil},
-		{"firehose pane and important", s.FirehoseSQL(db.FirehoseFilter{Pane: db.PaneNews, Important: true}, p50), nil, 0,
-			[]string{"firehose_important_pane_id_idx", "firehose_important_id_idx"}},
+		{"firehose important", s.FirehoseSQL(db.FirehoseFilter{Important: true}, p50), []string{"firehose_messages_pkey"}, 0, nil},
+		{"firehose pane and important", s.FirehoseSQL(db.FirehoseFilter{Pane: db.PaneNews, Important: true}, p50),
+			[]string{"firehose_important_pane_id_idx"}, 0, nil},
 		// source: a loose scan of the groups, a page per matching group
 		// merged (top-N of at most limit+1 per group), the rows by id.
 		{"firehose source substring with escaped wildcards", s.FirehoseSQL(db.FirehoseFilter{Source: "co%in_desk"}, p50),

@@ -122,6 +122,11 @@ func (q *sqlBuilder) add(fragment string, args ...any) {
 // of sinceSQL reads at most.
 const sinceWindow = 1000
 
+// sinceBoundWindow is how many entries of the created_at index sinceSQL's
+// id-order branch reads at most to bound its walk by the smallest id at or
+// after since.
+const sinceBoundWindow = 20_000
+
 // sinceSQL writes the page of a list filtered by created_at >= since (and
 // by whatever filters writes) as two branches of which exactly one runs,
 // chosen by counting the rows at or after since in the created_at index, up
@@ -132,19 +137,30 @@ const sinceWindow = 1000
 //     filtered, and the page is picked from them (a top-N sort of at most
 //     sinceWindow rows);
 //   - more: byID writes the page read in id order from the filter's own
-//     index, with since checked on each row. The created_at condition is
-//     written so that the planner cannot use the created_at index there:
-//     it would otherwise sort all the rows since since, possibly millions.
+//     index, with since checked on each row (see sinceFilter). The
+//     created_at condition is written so that the planner cannot use the
+//     created_at index there: it would otherwise sort all the rows since
+//     since, possibly millions. The walk is bounded below by the smallest
+//     id among the rows at or after since, read from the created_at index
+//     (index-only) when they are at most sinceBoundWindow: so a filter
+//     with few rows since since does not send the walk through all its
+//     older rows, and a backward page starts there instead of at the
+//     oldest row.
 //
 // Neither branch relies on ids growing with created_at for correctness.
 // When they do (as in every feed), the second branch finds its page among
-// the first rows it reads.
+// the first rows it reads, and the bound stops it at since.
 func sinceSQL(q *sqlBuilder, table string, since time.Time, p Page, filters func(q *sqlBuilder, alias string), byID func(q *sqlBuilder)) {
 	since = clampTime(since)
 	q.add("WITH recent AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM "+table+
-		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c)\nSELECT u.* FROM (\n(SELECT r.* FROM (SELECT * FROM "+table+
+		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c),\n"+
+		"bound AS MATERIALIZED (SELECT CASE WHEN count(*) <= ? THEN coalesce(min(c.id), 0) ELSE 0 END AS lo FROM (SELECT id FROM "+table+
+		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c)\n"+
+		"SELECT u.* FROM (\n(SELECT r.* FROM (SELECT * FROM "+table+
 		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) r WHERE (SELECT n FROM recent) <= ?",
-		since, sinceWindow+1, since, sinceWindow, sinceWindow)
+		since, sinceWindow+1,
+		sinceBoundWindow, since, sinceBoundWindow+1,
+		since, sinceWindow, sinceWindow)
 	filters(q, "r")
 	p.where(q, "r")
 	p.orderLimit(q, "r")
@@ -154,12 +170,13 @@ func sinceSQL(q *sqlBuilder, table string, since time.Time, p Page, filters func
 	p.orderBy(q, "u")
 }
 
-// sinceFilter writes created_at >= since on alias when since is set, in a
-// form no index matches (adding a zero interval changes no value): see
-// sinceSQL.
+// sinceFilter writes, when since is set, created_at >= since on alias in a
+// form no index matches (adding a zero interval changes no value), and the
+// lower bound on alias.id of sinceSQL's bound CTE (0 when unknown), which
+// every id-ordered index can use.
 func sinceFilter(q *sqlBuilder, alias string, since time.Time) {
 	if !since.IsZero() {
-		q.add(" AND "+alias+".created_at + interval '0' >= ?", clampTime(since))
+		q.add(" AND "+alias+".created_at + interval '0' >= ? AND "+alias+".id >= (SELECT lo FROM bound)", clampTime(since))
 	}
 }
 

@@ -1,0 +1,1 @@
+CREATE INDEX firehose_important_id_idx ON firehose_messages (id) WHERE important;
