@@ -11,15 +11,15 @@ import (
 
 // FirehoseSQL returns the statement that ListFirehose runs for f and p.
 func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
-	var q sqlBuilder
-	firehoseSQL(&q, f, p)
+	q := s.newSQL()
+	firehoseSQL(q, f, p)
 	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
 // PostsSQL returns the statement that ListPosts runs for f and p.
 func (s *Store) PostsSQL(f PostFilter, p Page) string {
-	var q sqlBuilder
-	postsSQL(&q, f, p)
+	q := s.newSQL()
+	postsSQL(q, f, p)
 	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
@@ -51,4 +51,12 @@ func (s *Store) LatestEtfFlowsSQL(f EtfFilter) string {
 func (s *Store) BriefsSQL(p Page) string {
 	var rows []Brief
 	return p.apply(s.db.NewSelect().Model(&rows), "").String()
+}
+
+// WithSinceBoundWindow returns a Store whose since queries use n instead of
+// sinceBoundWindow, so that tests reach both sides of it.
+func (s *Store) WithSinceBoundWindow(n int) *Store {
+	c := *s
+	c.sinceBound = n
+	return &c
 }

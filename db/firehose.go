@@ -28,8 +28,8 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
 	var rows []FirehoseMessage
-	var q sqlBuilder
-	firehoseSQL(&q, f, p)
+	q := s.newSQL()
+	firehoseSQL(q, f, p)
 	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}

@@ -22,8 +22,8 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
 	var rows []Post
-	var q sqlBuilder
-	postsSQL(&q, f, p)
+	q := s.newSQL()
+	postsSQL(q, f, p)
 	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}

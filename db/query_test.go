@@ -60,6 +60,11 @@ func sinceBounds(t *testing.T, bdb *bun.DB, table string) []time.Time {
 	return append(out, time.Now().AddDate(1, 0, 0), time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
+// boundWindows are the since bound windows the agreement tests run with:
+// the store's own (0), larger than the test tables, and small enough that
+// both of its sides are reached (see db.sinceSQL).
+var boundWindows = []int{0, 50}
+
 // pagesToTry are first, middle and backward pages of several sizes.
 func pagesToTry(mid int64) []db.Page {
 	return []db.Page{
@@ -92,30 +97,32 @@ func TestListPostsAgreesWithPlainSQL(t *testing.T) {
 	for _, src := range []string{"", source, "no such source"} {
 		for _, since := range append([]time.Time{{}}, sinceBounds(t, bdb, "posts")...) {
 			for _, p := range pagesToTry(mid) {
-				name := fmt.Sprintf("source=%q since=%s page=%+v", src, since.Format(time.RFC3339Nano), p)
-				rows, more, err := s.ListPosts(ctx, db.PostFilter{Source: src, Since: since}, p)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				probe := p
-				probe.Limit++
-				want := referencePage(t, bdb, "posts", func(q *bun.SelectQuery) *bun.SelectQuery {
-					if src != "" {
-						q = q.Where("source = ?", src)
+				for _, window := range boundWindows {
+					name := fmt.Sprintf("source=%q since=%s page=%+v window=%d", src, since.Format(time.RFC3339Nano), p, window)
+					rows, more, err := s.WithSinceBoundWindow(window).ListPosts(ctx, db.PostFilter{Source: src, Since: since}, p)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
 					}
-					if !since.IsZero() {
-						q = q.Where("created_at >= ?", since)
+					probe := p
+					probe.Limit++
+					want := referencePage(t, bdb, "posts", func(q *bun.SelectQuery) *bun.SelectQuery {
+						if src != "" {
+							q = q.Where("source = ?", src)
+						}
+						if !since.IsZero() {
+							q = q.Where("created_at >= ?", since)
+						}
+						return q
+					}, probe)
+					wantMore := len(want) > p.Limit
+					if wantMore && p.Backward {
+						want = want[1:]
+					} else if wantMore {
+						want = want[:p.Limit]
 					}
-					return q
-				}, probe)
-				wantMore := len(want) > p.Limit
-				if wantMore && p.Backward {
-					want = want[1:]
-				} else if wantMore {
-					want = want[:p.Limit]
-				}
-				if got := idsOf(rows, func(r db.Post) int64 { return r.ID }); !slices.Equal(got, want) || more != wantMore {
-					t.Errorf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
+					if got := idsOf(rows, func(r db.Post) int64 { return r.ID }); !slices.Equal(got, want) || more != wantMore {
+						t.Errorf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
+					}
 				}
 			}
 		}
@@ -146,38 +153,40 @@ func TestListFirehoseAgreesWithPlainSQL(t *testing.T) {
 	for _, base := range filters {
 		for _, since := range append([]time.Time{{}}, sinceBounds(t, bdb, "firehose_messages")...) {
 			for _, p := range pagesToTry(mid) {
-				f := base
-				f.Since = since
-				name := fmt.Sprintf("filter=%+v page=%+v", f, p)
-				rows, more, err := s.ListFirehose(ctx, f, p)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				probe := p
-				probe.Limit++
-				want := referencePage(t, bdb, "firehose_messages", func(q *bun.SelectQuery) *bun.SelectQuery {
-					if f.Pane != "" {
-						q = q.Where("pane = ?", f.Pane)
+				for _, window := range boundWindows {
+					f := base
+					f.Since = since
+					name := fmt.Sprintf("filter=%+v page=%+v window=%d", f, p, window)
+					rows, more, err := s.WithSinceBoundWindow(window).ListFirehose(ctx, f, p)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
 					}
-					if f.Important {
-						q = q.Where("important")
+					probe := p
+					probe.Limit++
+					want := referencePage(t, bdb, "firehose_messages", func(q *bun.SelectQuery) *bun.SelectQuery {
+						if f.Pane != "" {
+							q = q.Where("pane = ?", f.Pane)
+						}
+						if f.Important {
+							q = q.Where("important")
+						}
+						if f.Source != "" {
+							q = q.Where("strpos(lower(source), lower(?)) > 0", f.Source)
+						}
+						if !since.IsZero() {
+							q = q.Where("created_at >= ?", since)
+						}
+						return q
+					}, probe)
+					wantMore := len(want) > p.Limit
+					if wantMore && p.Backward {
+						want = want[1:]
+					} else if wantMore {
+						want = want[:p.Limit]
 					}
-					if f.Source != "" {
-						q = q.Where("strpos(lower(source), lower(?)) > 0", f.Source)
+					if got := idsOf(rows, func(r db.FirehoseMessage) int64 { return r.ID }); !slices.Equal(got, want) || more != wantMore {
+						t.Errorf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
 					}
-					if !since.IsZero() {
-						q = q.Where("created_at >= ?", since)
-					}
-					return q
-				}, probe)
-				wantMore := len(want) > p.Limit
-				if wantMore && p.Backward {
-					want = want[1:]
-				} else if wantMore {
-					want = want[:p.Limit]
-				}
-				if got := idsOf(rows, func(r db.FirehoseMessage) int64 { return r.ID }); !slices.Equal(got, want) || more != wantMore {
-					t.Errorf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
 				}
 			}
 		}

@@ -30,6 +30,8 @@ func clampTime(t time.Time) time.Time {
 // Store runs feedapi's read queries. It is safe for concurrent use.
 type Store struct {
 	db *bun.DB
+	// sinceBound overrides sinceBoundWindow when positive (tests).
+	sinceBound int
 }
 
 // NewStore returns a Store that queries bdb.
@@ -107,7 +109,12 @@ func (p Page) orderLimit(q *sqlBuilder, alias string) {
 type sqlBuilder struct {
 	sb   strings.Builder
 	args []any
+	// boundWindow is sinceSQL's sinceBoundWindow (0: the constant).
+	boundWindow int
 }
+
+// newSQL returns a builder for a statement of s.
+func (s *Store) newSQL() *sqlBuilder { return &sqlBuilder{boundWindow: s.sinceBound} }
 
 // String returns the statement written so far.
 func (q *sqlBuilder) String() string { return q.sb.String() }
@@ -124,7 +131,8 @@ const sinceWindow = 1000
 
 // sinceBoundWindow is how many entries of the created_at index sinceSQL's
 // id-order branch reads at most to bound its walk by the smallest id at or
-// after since.
+// after since (forward pages), or to find that few rows lie before since
+// (backward pages).
 const sinceBoundWindow = 20_000
 
 // sinceSQL writes the page of a list filtered by created_at >= since (and
@@ -140,26 +148,42 @@ const sinceBoundWindow = 20_000
 //     index, with since checked on each row (see sinceFilter). The
 //     created_at condition is written so that the planner cannot use the
 //     created_at index there: it would otherwise sort all the rows since
-//     since, possibly millions. The walk is bounded below by the smallest
-//     id among the rows at or after since, read from the created_at index
-//     (index-only) when they are at most sinceBoundWindow: so a filter
-//     with few rows since since does not send the walk through all its
-//     older rows, and a backward page starts there instead of at the
-//     oldest row.
+//     since, possibly millions. The walk is bounded below by lo, an id no
+//     larger than the smallest id among the rows at or after since (0: no
+//     bound), computed only when this branch runs, from the created_at
+//     index (index-only):
+//   - forward pages: the smallest id itself when at most sinceBoundWindow
+//     rows lie at or after since, else 0. So a filter with few rows since
+//     since stops there instead of reading all its older rows.
+//   - backward pages, which start from the oldest rows: 0 when at most
+//     sinceBoundWindow rows lie before since, else the smallest id among
+//     all the rows at or after since (one read of their index entries).
 //
 // Neither branch relies on ids growing with created_at for correctness.
 // When they do (as in every feed), the second branch finds its page among
 // the first rows it reads, and the bound stops it at since.
 func sinceSQL(q *sqlBuilder, table string, since time.Time, p Page, filters func(q *sqlBuilder, alias string), byID func(q *sqlBuilder)) {
 	since = clampTime(since)
+	window := q.boundWindow
+	if window <= 0 {
+		window = sinceBoundWindow
+	}
 	q.add("WITH recent AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM "+table+
-		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c),\n"+
-		"bound AS MATERIALIZED (SELECT CASE WHEN count(*) <= ? THEN coalesce(min(c.id), 0) ELSE 0 END AS lo FROM (SELECT id FROM "+table+
-		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c)\n"+
-		"SELECT u.* FROM (\n(SELECT r.* FROM (SELECT * FROM "+table+
+		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c),\n", since, sinceWindow+1)
+	if p.Backward {
+		// OFFSET 0 keeps min(id) from being planned as a walk of the
+		// primary key from the oldest row, which is what this avoids.
+		q.add("bound AS MATERIALIZED (SELECT CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM "+table+
+			" WHERE created_at < ? ORDER BY created_at DESC LIMIT ?) c) <= ? THEN 0"+
+			" ELSE (SELECT coalesce(min(c.id), 0) FROM (SELECT id FROM "+table+
+			" WHERE created_at >= ? ORDER BY created_at OFFSET 0) c) END AS lo)\n",
+			since, window+1, window, since)
+	} else {
+		q.add("bound AS MATERIALIZED (SELECT CASE WHEN count(*) <= ? THEN coalesce(min(c.id), 0) ELSE 0 END AS lo FROM (SELECT id FROM "+table+
+			" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c)\n", window, since, window+1)
+	}
+	q.add("SELECT u.* FROM (\n(SELECT r.* FROM (SELECT * FROM "+table+
 		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) r WHERE (SELECT n FROM recent) <= ?",
-		since, sinceWindow+1,
-		sinceBoundWindow, since, sinceBoundWindow+1,
 		since, sinceWindow, sinceWindow)
 	filters(q, "r")
 	p.where(q, "r")
