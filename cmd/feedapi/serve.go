@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,7 +30,7 @@ type serveFlags struct {
 	IPRateLimit   int            `name:"ip-rate-limit" env:"FEEDAPI_IP_RATE_LIMIT" default:"600" help:"Requests per client IP per minute on the unauthenticated endpoints."`
 	RedisURL      string         `name:"redis-url" env:"REDIS_URL" help:"Redis URL (redis://host:6379/0); when set, replicas share one rate-limit budget per key."`
 	RedisPrefix   string         `name:"redis-prefix" env:"FEEDAPI_REDIS_PREFIX" default:"feedapi:ratelimit" help:"Start of the names of the rate-limit counters in Redis; deployments sharing one Redis need their own."`
-	DBMaxConns    int            `name:"db-max-conns" env:"FEEDAPI_DB_MAX_CONNS" default:"16" help:"Maximum open database connections."`
+	DBMaxConns    int            `name:"db-max-conns" env:"FEEDAPI_DB_MAX_CONNS" default:"0" help:"Maximum open database connections (0: four per CPU core)."`
 	DBStatementTO time.Duration  `name:"db-statement-timeout" env:"FEEDAPI_DB_STATEMENT_TIMEOUT" default:"5s" help:"Server-side limit on each SQL statement."`
 	RequestTO     time.Duration  `name:"request-timeout" env:"FEEDAPI_REQUEST_TIMEOUT" default:"1500ms" help:"Longest a request may wait on the database (connecting, queueing for a connection, querying); past it the answer is 500 internal, so that clients hear of a database outage within 2 seconds (0: no limit)."`
 	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
@@ -105,6 +106,11 @@ feedapi demo is serving on %[1]s
 // serve wires the service and runs it until ctx ends, then shuts down
 // gracefully. ready, if set, is called once the listener is open.
 func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr string)) error {
+	// Measured on 2 cores with PostgreSQL on the same host: 8 connections
+	// served 20% more requests than 16 (README, Performance).
+	if c.DBMaxConns <= 0 {
+		c.DBMaxConns = 4 * runtime.NumCPU()
+	}
 	bdb, err := db.Open(g.DatabaseURL, db.Options{MaxOpenConns: c.DBMaxConns, StatementTimeout: c.DBStatementTO})
 	if err != nil {
 		return err
