@@ -13,12 +13,11 @@ import (
 	"github.com/feedapi/feedapi/db/dbtest"
 )
 
-// referencePage returns the ids of one page the plain way: every filter as
-// a WHERE clause, ORDER BY id, LIMIT. The store's statements, shaped for
-// their indexes, must agree with it.
-func referencePage(t *testing.T, bdb *bun.DB, table string, where func(*bun.SelectQuery) *bun.SelectQuery, p db.Page) []int64 {
+// referencePage answers page p of table, filtered by where, with the plainest
+// SQL: the ids newest first, and whether more rows follow in p's direction.
+// The store's answers are compared with it.
+func referencePage(t *testing.T, bdb *bun.DB, table string, where func(*bun.SelectQuery) *bun.SelectQuery, p db.Page) (ids []int64, more bool) {
 	t.Helper()
-	var ids []int64
 	q := where(bdb.NewSelect().Table(table).Column("id"))
 	if p.Backward {
 		if p.Before > 0 {
@@ -31,13 +30,16 @@ func referencePage(t *testing.T, bdb *bun.DB, table string, where func(*bun.Sele
 		}
 		q = q.Order("id DESC")
 	}
-	if err := q.Limit(int64(p.Limit)).Scan(context.Background(), &ids); err != nil {
+	if err := q.Limit(int64(p.Limit)+1).Scan(context.Background(), &ids); err != nil {
 		t.Fatalf("reference page: %v", err)
+	}
+	if more = len(ids) > p.Limit; more {
+		ids = ids[:p.Limit]
 	}
 	if p.Backward {
 		slices.Reverse(ids)
 	}
-	return ids
+	return ids, more
 }
 
 // sinceBounds returns since values on both sides of the store's recent-rows
@@ -103,9 +105,7 @@ func TestListPostsAgreesWithPlainSQL(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					probe := p
-					probe.Limit++
-					want := referencePage(t, bdb, "posts", func(q *bun.SelectQuery) *bun.SelectQuery {
+					want, wantMore := referencePage(t, bdb, "posts", func(q *bun.SelectQuery) *bun.SelectQuery {
 						if src != "" {
 							q = q.Where("source = ?", src)
 						}
@@ -113,13 +113,7 @@ func TestListPostsAgreesWithPlainSQL(t *testing.T) {
 							q = q.Where("created_at >= ?", since)
 						}
 						return q
-					}, probe)
-					wantMore := len(want) > p.Limit
-					if wantMore && p.Backward {
-						want = want[1:]
-					} else if wantMore {
-						want = want[:p.Limit]
-					}
+					}, p)
 					if got := idsOf(rows, func(r db.Post) int64 { return r.ID }); !slices.Equal(got, want) || more != wantMore {
 						t.Errorf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
 					}
@@ -161,9 +155,7 @@ func TestListFirehoseAgreesWithPlainSQL(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					probe := p
-					probe.Limit++
-					want := referencePage(t, bdb, "firehose_messages", func(q *bun.SelectQuery) *bun.SelectQuery {
+					want, wantMore := referencePage(t, bdb, "firehose_messages", func(q *bun.SelectQuery) *bun.SelectQuery {
 						if f.Pane != "" {
 							q = q.Where("pane = ?", f.Pane)
 						}
@@ -177,13 +169,7 @@ func TestListFirehoseAgreesWithPlainSQL(t *testing.T) {
 							q = q.Where("created_at >= ?", since)
 						}
 						return q
-					}, probe)
-					wantMore := len(want) > p.Limit
-					if wantMore && p.Backward {
-						want = want[1:]
-					} else if wantMore {
-						want = want[:p.Limit]
-					}
+					}, p)
 					if got := idsOf(rows, func(r db.FirehoseMessage) int64 { return r.ID }); !slices.Equal(got, want) || more != wantMore {
 						t.Errorf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
 					}
@@ -225,17 +211,9 @@ func TestListPostsOfWeeksAgreesWithPlainSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, wp := range pages {
-		probe := wp.Page
-		probe.Limit++
-		want := referencePage(t, bdb, "posts", func(q *bun.SelectQuery) *bun.SelectQuery {
+		want, wantMore := referencePage(t, bdb, "posts", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("created_at >= ? AND created_at < ?", wp.From, wp.To)
-		}, probe)
-		wantMore := len(want) > wp.Page.Limit
-		if wantMore && wp.Page.Backward {
-			want = want[1:]
-		} else if wantMore {
-			want = want[:wp.Page.Limit]
-		}
+		}, wp.Page)
 		if ids := idsOf(got[i].Posts, func(r db.Post) int64 { return r.ID }); !slices.Equal(ids, want) || got[i].More != wantMore {
 			t.Errorf("week %s..%s page %+v: got %v (more %v), want %v (more %v)",
 				wp.From, wp.To, wp.Page, ids, got[i].More, want, wantMore)
