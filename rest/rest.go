@@ -70,6 +70,12 @@ type Config struct {
 	// limits and GraphQL operations (NewMetrics). Serve their registry on
 	// an address of its own, never on the API's.
 	Metrics *Metrics
+	// RequestTimeout bounds the context of every request (0: no bound).
+	// Without it a request stuck on an unreachable database (a dial that
+	// hangs until its connect timeout, or a place in the pool's queue behind
+	// such dials, which database/sql makes one at a time) waits as long as
+	// the outage lasts; past it the answer is 500 internal.
+	RequestTimeout time.Duration
 }
 
 // server is the REST layer built by New.
@@ -88,6 +94,7 @@ type server struct {
 	log            *slog.Logger
 	metrics        *Metrics
 	rateLimits     func() string // health's rate_limits: local, shared or local_fallback
+	requestTimeout time.Duration
 	bufs           bufferPool
 	gzips          gzipPool
 }
@@ -136,6 +143,7 @@ func New(cfg Config) (http.Handler, error) {
 		clientIP:       clientIP,
 		log:            cfg.Logger,
 		metrics:        cfg.Metrics,
+		requestTimeout: cfg.RequestTimeout,
 	}
 
 	schema := graph.NewSchema(cfg.Graph)

@@ -19,7 +19,7 @@ import (
 // its result (404 or 200).
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.observe, s.begin)
+	r.Use(s.deadline, s.observe, s.begin)
 	r.NotFound(s.ipLimited(s.optionalKey(http.HandlerFunc(s.notFound))).ServeHTTP)
 	r.MethodNotAllowed(s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))).ServeHTTP)
 
@@ -58,6 +58,18 @@ func (s *server) playgroundWithoutKey(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// deadline bounds the context of every request by Config.RequestTimeout.
+func (s *server) deadline(next http.Handler) http.Handler {
+	if s.requestTimeout <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.requestTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -161,6 +161,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		RedisPrefix:    c.RedisPrefix,
 		Logger:         g.logger,
 		Metrics:        metrics,
+		RequestTimeout: c.RequestTO,
 	})
 	if err != nil {
 		return err
@@ -168,22 +169,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if err := ping(ctx); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
-	return listenAndServe(ctx, rest.NewServer(c.Addr, withDeadline(handler, c.RequestTO)), c.ShutdownGrace, g.logger, ready)
-}
-
-// withDeadline bounds the context of every request by d. Without it a
-// request stuck on an unreachable database (a dial that hangs until its
-// connect timeout, or a place in the pool's queue behind such dials, which
-// database/sql makes one at a time) waits as long as the outage lasts.
-func withDeadline(h http.Handler, d time.Duration) http.Handler {
-	if d <= 0 {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
+	return listenAndServe(ctx, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)
 }
 
 // listenAndServe serves until ctx ends, then stops accepting connections and
