@@ -22,10 +22,7 @@ const DateTimeLayout = "2006-01-02T15:04:05.000Z"
 func MarshalDateTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		var buf [len(DateTimeLayout) + 2]byte
-		b := append(buf[:0], '"')
-		b = t.UTC().AppendFormat(b, DateTimeLayout)
-		b = append(b, '"')
-		w.Write(b) //nolint:errcheck // gqlgen's writers buffer and report nothing
+		w.Write(AppendDateTime(buf[:0], t)) //nolint:errcheck // gqlgen's writers buffer and report nothing
 	})
 }
 
@@ -46,10 +43,7 @@ func UnmarshalDateTime(v any) (time.Time, error) {
 func MarshalDate(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		var buf [len(time.DateOnly) + 2]byte
-		b := append(buf[:0], '"')
-		b = t.AppendFormat(b, time.DateOnly)
-		b = append(b, '"')
-		w.Write(b) //nolint:errcheck
+		w.Write(AppendDate(buf[:0], t)) //nolint:errcheck
 	})
 }
 
@@ -70,8 +64,7 @@ func UnmarshalDate(v any) (time.Time, error) {
 func MarshalMoney(m db.Money) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		var buf [24]byte
-		b, _ := m.AppendText(buf[:0])
-		w.Write(b) //nolint:errcheck
+		w.Write(AppendMoney(buf[:0], m)) //nolint:errcheck
 	})
 }
 
