@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -40,6 +41,10 @@ type Config struct {
 	Ping func(ctx context.Context) error
 	// Extensions are further gqlgen extensions (metrics, tracing), used
 	// after feedapi's own by NewHandler, NewExecutor and ConfigureExecutor.
+	// A field interceptor (graphql.FieldInterceptor) is refused with a
+	// panic: the executable schema writes plain fields without running
+	// field middleware (see graph/internal/codegen), so it would miss most
+	// fields.
 	Extensions []graphql.HandlerExtension
 }
 
@@ -152,6 +157,9 @@ func configure(e executorLike, cfg Config) {
 	e.Use(extension.FixedComplexityLimit(cfg.Limits.MaxComplexity))
 	e.Use(loaderExtension{store: cfg.Store, wait: cfg.Limits.BatchWait})
 	for _, ext := range cfg.Extensions {
+		if _, ok := ext.(graphql.FieldInterceptor); ok {
+			panic(fmt.Sprintf("graph: extension %s is a field interceptor, which plain fields bypass", ext.ExtensionName()))
+		}
 		e.Use(ext)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -5026,6 +5027,9 @@ var briefImplementors = []string{"Brief"}
 
 func (ec *executionContext) _Brief(ctx context.Context, sel ast.SelectionSet, obj *db.Brief) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, briefImplementors)
+	if plainSelectionBrief(fields) && plainValueBrief(fields, obj) {
+		return &plainBrief{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5180,6 +5184,9 @@ var briefEdgeImplementors = []string{"BriefEdge"}
 
 func (ec *executionContext) _BriefEdge(ctx context.Context, sel ast.SelectionSet, obj *model.BriefEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors)
+	if plainSelectionBriefEdge(fields) && plainValueBriefEdge(fields, obj) {
+		return &plainBriefEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5223,6 +5230,9 @@ var etfFlowImplementors = []string{"EtfFlow"}
 
 func (ec *executionContext) _EtfFlow(ctx context.Context, sel ast.SelectionSet, obj *db.EtfFlow) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, etfFlowImplementors)
+	if plainSelectionEtfFlow(fields) && plainValueEtfFlow(fields, obj) {
+		return &plainEtfFlow{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5382,6 +5392,9 @@ var firehoseEdgeImplementors = []string{"FirehoseEdge"}
 
 func (ec *executionContext) _FirehoseEdge(ctx context.Context, sel ast.SelectionSet, obj *model.FirehoseEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors)
+	if plainSelectionFirehoseEdge(fields) && plainValueFirehoseEdge(fields, obj) {
+		return &plainFirehoseEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5425,6 +5438,9 @@ var firehoseMessageImplementors = []string{"FirehoseMessage"}
 
 func (ec *executionContext) _FirehoseMessage(ctx context.Context, sel ast.SelectionSet, obj *db.FirehoseMessage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseMessageImplementors)
+	if plainSelectionFirehoseMessage(fields) && plainValueFirehoseMessage(fields, obj) {
+		return &plainFirehoseMessage{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5528,6 +5544,9 @@ var healthImplementors = []string{"Health"}
 
 func (ec *executionContext) _Health(ctx context.Context, sel ast.SelectionSet, obj *model.Health) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, healthImplementors)
+	if plainSelectionHealth(fields) && plainValueHealth(fields, obj) {
+		return &plainHealth{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5581,6 +5600,9 @@ var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	if plainSelectionPageInfo(fields) && plainValuePageInfo(fields, obj) {
+		return &plainPageInfo{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5634,6 +5656,9 @@ var postImplementors = []string{"Post"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *db.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
+	if plainSelectionPost(fields) && plainValuePost(fields, obj) {
+		return &plainPost{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5798,6 +5823,9 @@ var postEdgeImplementors = []string{"PostEdge"}
 
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PostEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
+	if plainSelectionPostEdge(fields) && plainValuePostEdge(fields, obj) {
+		return &plainPostEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6142,6 +6170,9 @@ var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	if plainSelection__Directive(fields) && plainValue__Directive(fields, obj) {
+		return &plain__Directive{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6200,6 +6231,9 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	if plainSelection__EnumValue(fields) && plainValue__EnumValue(fields, obj) {
+		return &plain__EnumValue{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6253,6 +6287,9 @@ var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	if plainSelection__Field(fields) && plainValue__Field(fields, obj) {
+		return &plain__Field{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6316,6 +6353,9 @@ var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	if plainSelection__InputValue(fields) && plainValue__InputValue(fields, obj) {
+		return &plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6379,6 +6419,9 @@ var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	if plainSelection__Schema(fields) && plainValue__Schema(fields, obj) {
+		return &plain__Schema{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6442,6 +6485,9 @@ var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	if plainSelection__Type(fields) && plainValue__Type(fields, obj) {
+		return &plain__Type{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6528,6 +6574,1040 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // endregion **************************** object.gotpl ****************************
 
+// region    **************************** plain.gotpl *****************************
+
+// plainSelectionBrief reports whether every field selected of a Brief
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionBrief(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "content", "createdAt", "id", "postCount", "uid", "weekEnd", "weekStart":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueBrief reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueBrief(fields []graphql.CollectedField, obj *db.Brief) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainBrief writes the selected fields of a Brief whose selection
+// is plain.
+type plainBrief struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.Brief
+}
+
+func (p *plainBrief) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"Brief\""...)
+		case "content":
+			b = scalar.AppendString(b, obj.Content)
+		case "createdAt":
+			b = scalar.AppendDateTime(b, obj.CreatedAt)
+		case "id":
+			b = scalar.AppendInt64(b, obj.ID)
+		case "postCount":
+			b = scalar.AppendInt(b, obj.PostCount)
+		case "uid":
+			b = scalar.AppendString(b, obj.UID())
+		case "weekEnd":
+			b = scalar.AppendDate(b, obj.WeekEnd)
+		case "weekStart":
+			b = scalar.AppendDate(b, obj.WeekStart)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionBriefEdge reports whether every field selected of a BriefEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionBriefEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "cursor":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueBriefEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueBriefEdge(fields []graphql.CollectedField, obj *model.BriefEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainBriefEdge writes the selected fields of a BriefEdge whose selection
+// is plain.
+type plainBriefEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.BriefEdge
+}
+
+func (p *plainBriefEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"BriefEdge\""...)
+		case "cursor":
+			b = scalar.AppendString(b, obj.Cursor)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionEtfFlow reports whether every field selected of a EtfFlow
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfFlow(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "asset", "cumNetInflow", "flowDate", "netAssets", "netInflow", "uid", "updatedAt", "valueTraded":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfFlow reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfFlow(fields []graphql.CollectedField, obj *db.EtfFlow) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfFlow writes the selected fields of a EtfFlow whose selection
+// is plain.
+type plainEtfFlow struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfFlow
+}
+
+func (p *plainEtfFlow) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfFlow\""...)
+		case "asset":
+			w.Write(b)
+			ec.marshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx, field.Selections, obj.Asset).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "cumNetInflow":
+			b = scalar.AppendMoney(b, obj.CumNetInflow)
+		case "flowDate":
+			b = scalar.AppendDate(b, obj.FlowDate)
+		case "netAssets":
+			b = scalar.AppendMoney(b, obj.NetAssets)
+		case "netInflow":
+			b = scalar.AppendMoney(b, obj.NetInflow)
+		case "uid":
+			b = scalar.AppendString(b, obj.UID())
+		case "updatedAt":
+			b = scalar.AppendDateTime(b, obj.UpdatedAt)
+		case "valueTraded":
+			b = scalar.AppendMoney(b, obj.ValueTraded)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionFirehoseEdge reports whether every field selected of a FirehoseEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionFirehoseEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "cursor":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueFirehoseEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueFirehoseEdge(fields []graphql.CollectedField, obj *model.FirehoseEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainFirehoseEdge writes the selected fields of a FirehoseEdge whose selection
+// is plain.
+type plainFirehoseEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.FirehoseEdge
+}
+
+func (p *plainFirehoseEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"FirehoseEdge\""...)
+		case "cursor":
+			b = scalar.AppendString(b, obj.Cursor)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionFirehoseMessage reports whether every field selected of a FirehoseMessage
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionFirehoseMessage(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "body", "createdAt", "id", "important", "name", "originalSourceUrl", "pane", "source", "sourceName", "summaryAi", "title", "uid", "url", "username":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueFirehoseMessage reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueFirehoseMessage(fields []graphql.CollectedField, obj *db.FirehoseMessage) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainFirehoseMessage writes the selected fields of a FirehoseMessage whose selection
+// is plain.
+type plainFirehoseMessage struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.FirehoseMessage
+}
+
+func (p *plainFirehoseMessage) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"FirehoseMessage\""...)
+		case "body":
+			if v := obj.Body; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "createdAt":
+			b = scalar.AppendDateTime(b, obj.CreatedAt)
+		case "id":
+			b = scalar.AppendInt64(b, obj.ID)
+		case "important":
+			b = scalar.AppendBoolean(b, obj.Important)
+		case "name":
+			if v := obj.Name; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "originalSourceUrl":
+			if v := obj.OriginalSourceURL; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "pane":
+			w.Write(b)
+			ec.marshalNPane2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane(ctx, field.Selections, obj.Pane).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "source":
+			b = scalar.AppendString(b, obj.Source)
+		case "sourceName":
+			if v := obj.SourceName; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "summaryAi":
+			if v := obj.SummaryAI; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "title":
+			if v := obj.Title; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "uid":
+			b = scalar.AppendString(b, obj.UID())
+		case "url":
+			if v := obj.URL; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "username":
+			if v := obj.Username; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionHealth reports whether every field selected of a Health
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionHealth(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "apiVersion", "database", "status", "version":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueHealth reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueHealth(fields []graphql.CollectedField, obj *model.Health) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainHealth writes the selected fields of a Health whose selection
+// is plain.
+type plainHealth struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.Health
+}
+
+func (p *plainHealth) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"Health\""...)
+		case "apiVersion":
+			b = scalar.AppendString(b, obj.APIVersion)
+		case "database":
+			b = scalar.AppendString(b, obj.Database)
+		case "status":
+			b = scalar.AppendString(b, obj.Status)
+		case "version":
+			b = scalar.AppendString(b, obj.Version)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionPageInfo reports whether every field selected of a PageInfo
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionPageInfo(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "endCursor", "hasNextPage", "hasPreviousPage", "startCursor":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValuePageInfo reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValuePageInfo(fields []graphql.CollectedField, obj *model.PageInfo) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainPageInfo writes the selected fields of a PageInfo whose selection
+// is plain.
+type plainPageInfo struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.PageInfo
+}
+
+func (p *plainPageInfo) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"PageInfo\""...)
+		case "endCursor":
+			if v := obj.EndCursor; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "hasNextPage":
+			b = scalar.AppendBoolean(b, obj.HasNextPage)
+		case "hasPreviousPage":
+			b = scalar.AppendBoolean(b, obj.HasPreviousPage)
+		case "startCursor":
+			if v := obj.StartCursor; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionPost reports whether every field selected of a Post
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionPost(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "body", "createdAt", "id", "originalSourceUrl", "raw", "source", "uid", "url", "username":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValuePost reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValuePost(fields []graphql.CollectedField, obj *db.Post) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "raw":
+			if obj.Raw == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainPost writes the selected fields of a Post whose selection
+// is plain.
+type plainPost struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.Post
+}
+
+func (p *plainPost) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"Post\""...)
+		case "body":
+			b = scalar.AppendString(b, obj.Body)
+		case "createdAt":
+			b = scalar.AppendDateTime(b, obj.CreatedAt)
+		case "id":
+			b = scalar.AppendInt64(b, obj.ID)
+		case "originalSourceUrl":
+			if v := obj.OriginalSourceURL; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "raw":
+			if v := obj.Raw; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendJSON(b, v)
+			}
+		case "source":
+			b = scalar.AppendString(b, obj.Source)
+		case "uid":
+			b = scalar.AppendString(b, obj.UID())
+		case "url":
+			if v := obj.URL; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "username":
+			b = scalar.AppendString(b, obj.Username)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelectionPostEdge reports whether every field selected of a PostEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionPostEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "cursor":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValuePostEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValuePostEdge(fields []graphql.CollectedField, obj *model.PostEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainPostEdge writes the selected fields of a PostEdge whose selection
+// is plain.
+type plainPostEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.PostEdge
+}
+
+func (p *plainPostEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"PostEdge\""...)
+		case "cursor":
+			b = scalar.AppendString(b, obj.Cursor)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelection__Directive reports whether every field selected of a __Directive
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelection__Directive(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "description", "isRepeatable", "name":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValue__Directive reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValue__Directive(fields []graphql.CollectedField, obj *introspection.Directive) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plain__Directive writes the selected fields of a __Directive whose selection
+// is plain.
+type plain__Directive struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *introspection.Directive
+}
+
+func (p *plain__Directive) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"__Directive\""...)
+		case "description":
+			if v := obj.Description(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "isRepeatable":
+			b = scalar.AppendBoolean(b, obj.IsRepeatable)
+		case "name":
+			b = scalar.AppendString(b, obj.Name)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelection__EnumValue reports whether every field selected of a __EnumValue
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelection__EnumValue(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "deprecationReason", "description", "isDeprecated", "name":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValue__EnumValue reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValue__EnumValue(fields []graphql.CollectedField, obj *introspection.EnumValue) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plain__EnumValue writes the selected fields of a __EnumValue whose selection
+// is plain.
+type plain__EnumValue struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *introspection.EnumValue
+}
+
+func (p *plain__EnumValue) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"__EnumValue\""...)
+		case "deprecationReason":
+			if v := obj.DeprecationReason(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "description":
+			if v := obj.Description(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "isDeprecated":
+			b = scalar.AppendBoolean(b, obj.IsDeprecated())
+		case "name":
+			b = scalar.AppendString(b, obj.Name)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelection__Field reports whether every field selected of a __Field
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelection__Field(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "deprecationReason", "description", "isDeprecated", "name":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValue__Field reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValue__Field(fields []graphql.CollectedField, obj *introspection.Field) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plain__Field writes the selected fields of a __Field whose selection
+// is plain.
+type plain__Field struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *introspection.Field
+}
+
+func (p *plain__Field) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"__Field\""...)
+		case "deprecationReason":
+			if v := obj.DeprecationReason(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "description":
+			if v := obj.Description(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "isDeprecated":
+			b = scalar.AppendBoolean(b, obj.IsDeprecated())
+		case "name":
+			b = scalar.AppendString(b, obj.Name)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelection__InputValue reports whether every field selected of a __InputValue
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelection__InputValue(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "defaultValue", "deprecationReason", "description", "isDeprecated", "name":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValue__InputValue reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValue__InputValue(fields []graphql.CollectedField, obj *introspection.InputValue) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plain__InputValue writes the selected fields of a __InputValue whose selection
+// is plain.
+type plain__InputValue struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *introspection.InputValue
+}
+
+func (p *plain__InputValue) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"__InputValue\""...)
+		case "defaultValue":
+			if v := obj.DefaultValue; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "deprecationReason":
+			if v := obj.DeprecationReason(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "description":
+			if v := obj.Description(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "isDeprecated":
+			b = scalar.AppendBoolean(b, obj.IsDeprecated())
+		case "name":
+			b = scalar.AppendString(b, obj.Name)
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelection__Schema reports whether every field selected of a __Schema
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelection__Schema(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "description":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValue__Schema reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValue__Schema(fields []graphql.CollectedField, obj *introspection.Schema) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plain__Schema writes the selected fields of a __Schema whose selection
+// is plain.
+type plain__Schema struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *introspection.Schema
+}
+
+func (p *plain__Schema) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"__Schema\""...)
+		case "description":
+			if v := obj.Description(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainSelection__Type reports whether every field selected of a __Type
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelection__Type(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "description", "isOneOf", "kind", "name", "specifiedByURL":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValue__Type reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValue__Type(fields []graphql.CollectedField, obj *introspection.Type) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plain__Type writes the selected fields of a __Type whose selection
+// is plain.
+type plain__Type struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *introspection.Type
+}
+
+func (p *plain__Type) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"__Type\""...)
+		case "description":
+			if v := obj.Description(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "isOneOf":
+			b = scalar.AppendBoolean(b, obj.IsOneOf())
+		case "kind":
+			w.Write(b)
+			ec.marshalN__TypeKind2string(ctx, field.Selections, obj.Kind()).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "name":
+			if v := obj.Name(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "specifiedByURL":
+			if v := obj.SpecifiedByURL(); v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		}
+	}
+	w.Write(append(b, '}'))
+}
+
+// plainBuffer returns the spare capacity of w when it is the buffer gqlgen
+// marshals a response into, for a plain object to append to and then Write:
+// no allocation unless the buffer has to grow.
+func plainBuffer(w io.Writer) []byte {
+	if buf, ok := w.(*bytes.Buffer); ok {
+		return buf.AvailableBuffer()
+	}
+	return nil
+}
+
+// endregion **************************** plain.gotpl *****************************
+
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -6551,6 +7631,26 @@ func (ec *executionContext) marshalNBrief2githubᚗcomᚋfeedapiᚋfeedapiᚋdb�
 }
 
 func (ec *executionContext) marshalNBrief2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐBriefᚄ(ctx context.Context, sel ast.SelectionSet, v []db.Brief) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, briefImplementors); plainSelectionBrief(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainBrief, len(v))
+		for i := range v {
+			if plainValueBrief(fields, &v[i]) {
+				plain[i] = plainBrief{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNBrief2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐBrief(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -6591,6 +7691,26 @@ func (ec *executionContext) marshalNBriefEdge2githubᚗcomᚋfeedapiᚋfeedapi�
 }
 
 func (ec *executionContext) marshalNBriefEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐBriefEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BriefEdge) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors); plainSelectionBriefEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainBriefEdge, len(v))
+		for i := range v {
+			if plainValueBriefEdge(fields, &v[i]) {
+				plain[i] = plainBriefEdge{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNBriefEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐBriefEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -6705,6 +7825,26 @@ func (ec *executionContext) marshalNEtfFlow2githubᚗcomᚋfeedapiᚋfeedapiᚋd
 }
 
 func (ec *executionContext) marshalNEtfFlow2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFlowᚄ(ctx context.Context, sel ast.SelectionSet, v []db.EtfFlow) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, etfFlowImplementors); plainSelectionEtfFlow(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainEtfFlow, len(v))
+		for i := range v {
+			if plainValueEtfFlow(fields, &v[i]) {
+				plain[i] = plainEtfFlow{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNEtfFlow2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFlow(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -6745,6 +7885,26 @@ func (ec *executionContext) marshalNFirehoseEdge2githubᚗcomᚋfeedapiᚋfeedap
 }
 
 func (ec *executionContext) marshalNFirehoseEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FirehoseEdge) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors); plainSelectionFirehoseEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainFirehoseEdge, len(v))
+		for i := range v {
+			if plainValueFirehoseEdge(fields, &v[i]) {
+				plain[i] = plainFirehoseEdge{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNFirehoseEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -6765,6 +7925,26 @@ func (ec *executionContext) marshalNFirehoseMessage2githubᚗcomᚋfeedapiᚋfee
 }
 
 func (ec *executionContext) marshalNFirehoseMessage2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐFirehoseMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []db.FirehoseMessage) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, firehoseMessageImplementors); plainSelectionFirehoseMessage(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainFirehoseMessage, len(v))
+		for i := range v {
+			if plainValueFirehoseMessage(fields, &v[i]) {
+				plain[i] = plainFirehoseMessage{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNFirehoseMessage2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐFirehoseMessage(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -6951,6 +8131,26 @@ func (ec *executionContext) marshalNPost2githubᚗcomᚋfeedapiᚋfeedapiᚋdb�
 }
 
 func (ec *executionContext) marshalNPost2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPostᚄ(ctx context.Context, sel ast.SelectionSet, v []db.Post) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors); plainSelectionPost(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainPost, len(v))
+		for i := range v {
+			if plainValuePost(fields, &v[i]) {
+				plain[i] = plainPost{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNPost2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPost(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -6991,6 +8191,26 @@ func (ec *executionContext) marshalNPostEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋ
 }
 
 func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PostEdge) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors); plainSelectionPostEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainPostEdge, len(v))
+		for i := range v {
+			if plainValuePostEdge(fields, &v[i]) {
+				plain[i] = plainPostEdge{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNPostEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -7066,6 +8286,26 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors); plainSelection__Directive(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plain__Directive, len(v))
+		for i := range v {
+			if plainValue__Directive(fields, &v[i]) {
+				plain[i] = plain__Directive{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -7140,6 +8380,26 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plain__InputValue, len(v))
+		for i := range v {
+			if plainValue__InputValue(fields, &v[i]) {
+				plain[i] = plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -7160,6 +8420,26 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors); plainSelection__Type(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plain__Type, len(v))
+		for i := range v {
+			if plainValue__Type(fields, &v[i]) {
+				plain[i] = plain__Type{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -7395,6 +8675,26 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
+	if fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors); plainSelection__EnumValue(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plain__EnumValue, len(v))
+		for i := range v {
+			if plainValue__EnumValue(fields, &v[i]) {
+				plain[i] = plain__EnumValue{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -7414,6 +8714,26 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
+	if fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors); plainSelection__Field(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plain__Field, len(v))
+		for i := range v {
+			if plainValue__Field(fields, &v[i]) {
+				plain[i] = plain__Field{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -7432,6 +8752,26 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
+	}
+	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plain__InputValue, len(v))
+		for i := range v {
+			if plainValue__InputValue(fields, &v[i]) {
+				plain[i] = plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -7458,6 +8798,26 @@ func (ec *executionContext) marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlge
 func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
+	}
+	if fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors); plainSelection__Type(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plain__Type, len(v))
+		for i := range v {
+			if plainValue__Type(fields, &v[i]) {
+				plain[i] = plain__Type{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)

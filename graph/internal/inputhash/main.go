@@ -1,7 +1,7 @@
-// Command inputhash records the SHA-256 of gqlgen's inputs (schema.graphqls
-// and gqlgen.yml, concatenated) next to the generated code, so that a test
-// can tell when the generated code is older than its inputs. Run by
-// `go generate ./graph/` from the graph directory.
+// Command inputhash records the SHA-256 of the generated code's inputs (see
+// genhash) next to the generated code, so that a test can tell when the
+// generated code is older than its inputs. Run by `go generate ./graph/`
+// from the graph directory.
 package main
 
 import (

@@ -1,0 +1,295 @@
+// Command codegen runs gqlgen for package graph and then writes the
+// executable schema (graph/generated) again from gqlgen's own templates plus
+// one addition, plain objects, that makes the common case cheap.
+//
+// gqlgen resolves every field of every object through graphql.ResolveField:
+// a field context, a context value, closures and a boxed result per field,
+// and a goroutine per element of a list of objects. For a field that only
+// reads a struct field or a method of the Go value, that machinery does
+// nothing: there is no resolver to call, no error to place, no middleware
+// to run. A plain field is such a field (see plainField for the exact
+// rule). When every field a selection asks of an object is plain, the
+// generated code answers the object with a small value that writes those
+// fields straight from the Go value, and a list of such objects is marshalled
+// in one loop instead of one goroutine per element. Any other selection
+// takes gqlgen's path unchanged, so errors, nulls, paths, resolvers,
+// dataloaders and @defer behave exactly as before.
+//
+// The templates are gqlgen's, read from the module's copy of gqlgen at
+// generation time, with two insertions (see patches): an upgrade of gqlgen
+// that moves their anchors fails here, loudly, instead of generating
+// something else.
+//
+// Run from package graph by go generate.
+package main
+
+import (
+	"cmp"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"go/types"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing/fstest"
+	"text/template"
+
+	"github.com/99designs/gqlgen/api"
+	"github.com/99designs/gqlgen/codegen"
+	"github.com/99designs/gqlgen/codegen/config"
+	"github.com/99designs/gqlgen/codegen/templates"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+//go:embed plain.gotpl
+var plainTemplate string
+
+// patches insert the plain-object shortcuts into gqlgen's templates. Each
+// anchor must occur exactly once in its file.
+var patches = []struct{ file, anchor, insert string }{
+	{
+		// An object whose selection is all plain fields is answered by its
+		// plain value, before gqlgen builds a field set for it.
+		file: "object.gotpl",
+		anchor: "{{ end }}) graphql.Marshaler {\n" +
+			"\tfields := graphql.CollectFields(ec.OperationContext, sel, {{$object.Name|lcFirst}}Implementors)\n",
+		insert: "{{- template \"plainObjectShortcut\" $object }}\n",
+	},
+	{
+		// A list of objects whose selection is all plain fields is
+		// marshalled in one loop.
+		file:   "type.gotpl",
+		anchor: "\t\t\t\t{{- if not $type.IsScalar }}\n",
+		insert: "{{- template \"plainListShortcut\" $type }}\n",
+	},
+}
+
+func main() {
+	appenders := flag.String("appenders", "",
+		"import path of the package with the Append functions of gqlgen's built-in scalars")
+	flag.Parse()
+	if err := run(*appenders); err != nil {
+		fmt.Fprintln(os.Stderr, "codegen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(appenders string) error {
+	cfg, err := config.LoadConfigFromDefaultLocations()
+	if err != nil {
+		return fmt.Errorf("load gqlgen config: %w", err)
+	}
+	capture := &captureData{}
+	if err := api.Generate(cfg, api.AddPlugin(capture)); err != nil {
+		return fmt.Errorf("gqlgen: %w", err)
+	}
+	if cfg.Exec.Layout != config.ExecLayoutSingleFile || cfg.UseFunctionSyntaxForExecutionContext {
+		return errors.New("plain objects need exec.layout single-file and method syntax for the execution context")
+	}
+	if capture.data == nil {
+		return errors.New("gqlgen ran no code generator plugins")
+	}
+	tfs, err := execTemplates(cfg)
+	if err != nil {
+		return err
+	}
+	builtins := cfg.Packages.Load(appenders)
+	if builtins == nil || builtins.Types == nil || builtins.Types.Scope().Lookup("AppendString") == nil {
+		return fmt.Errorf("the appenders package %q has no AppendString", appenders)
+	}
+	p := newPlanner(capture.data, builtins.Types)
+	err = templates.Render(templates.Options{
+		PackageName:     cfg.Exec.Package,
+		Filename:        cfg.Exec.Filename,
+		Data:            capture.data,
+		RegionTags:      true,
+		GeneratedHeader: true,
+		Packages:        cfg.Packages,
+		TemplateFS:      tfs,
+		PruneOptions:    cfg.GetPruneOptions(),
+		Funcs:           p.funcs(),
+	})
+	if err != nil {
+		return fmt.Errorf("render %s: %w", cfg.Exec.Filename, err)
+	}
+	// gqlgen checked the package it generated; check the one written here.
+	build := exec.Command("go", "build", "./"+filepath.Base(filepath.Dir(cfg.Exec.Filename)))
+	build.Dir = filepath.Dir(filepath.Dir(cfg.Exec.Filename))
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("the executable schema with plain objects does not build: %w", err)
+	}
+	return nil
+}
+
+// captureData is a gqlgen plugin that keeps the data gqlgen generated the
+// executable schema from.
+type captureData struct{ data *codegen.Data }
+
+func (*captureData) Name() string { return "feedapi-plain-objects" }
+
+func (c *captureData) GenerateCode(data *codegen.Data) error {
+	c.data = data
+	return nil
+}
+
+// execTemplates returns gqlgen's executable-schema templates with the
+// patches applied and plain.gotpl added.
+func execTemplates(cfg *config.Config) (fs.FS, error) {
+	pkg := cfg.Packages.Load("github.com/99designs/gqlgen/codegen")
+	if pkg == nil || len(pkg.GoFiles) == 0 {
+		return nil, errors.New("cannot find gqlgen's codegen package")
+	}
+	dir := filepath.Dir(pkg.GoFiles[0])
+	names, err := filepath.Glob(filepath.Join(dir, "*.gotpl"))
+	if err != nil || len(names) == 0 {
+		return nil, fmt.Errorf("no templates in %s", dir)
+	}
+	out := fstest.MapFS{"plain.gotpl": {Data: []byte(plainTemplate)}}
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read gqlgen template: %w", err)
+		}
+		out[filepath.Base(name)] = &fstest.MapFile{Data: b}
+	}
+	for _, p := range patches {
+		f, ok := out[p.file]
+		if !ok {
+			return nil, fmt.Errorf("gqlgen has no template %s", p.file)
+		}
+		text := string(f.Data)
+		if n := strings.Count(text, p.anchor); n != 1 {
+			return nil, fmt.Errorf("%s: the anchor %q occurs %d times, want 1: gqlgen's templates changed", p.file, p.anchor, n)
+		}
+		f.Data = []byte(strings.Replace(text, p.anchor, p.anchor+p.insert, 1))
+	}
+	return out, nil
+}
+
+// planner decides which fields and objects are plain and how each plain
+// field is written.
+type planner struct {
+	// builtins holds the Append functions of gqlgen's built-in scalars.
+	builtins *types.Package
+	// objects maps a GraphQL object name to its plain fields; objects
+	// without any are absent.
+	objects map[string][]*codegen.Field
+}
+
+func newPlanner(data *codegen.Data, builtins *types.Package) *planner {
+	p := &planner{builtins: builtins, objects: map[string][]*codegen.Field{}}
+	// A FIELD directive runs around every field; a plain field would skip it.
+	if len(data.AllDirectives.LocationDirectives(string(ast.LocationField))) > 0 {
+		return p
+	}
+	for _, o := range data.Objects {
+		if o.Root || o.Stream {
+			continue
+		}
+		for _, f := range o.Fields {
+			if p.plainField(f) {
+				p.objects[o.Name] = append(p.objects[o.Name], f)
+			}
+		}
+	}
+	return p
+}
+
+// plainField reports whether f is read straight from the Go value and
+// always written as a value its GraphQL type allows: no resolver,
+// arguments, directives or batching; a struct field, or a method that takes
+// no context and returns no error; an enum, or a scalar with an Append
+// function. A nilable Go value of a non-null field is plain only for a
+// struct field, which the generated code checks for nil before it takes the
+// plain path.
+func (p *planner) plainField(f *codegen.Field) bool {
+	t := f.TypeReference
+	switch {
+	case f.IsResolver, len(f.Args) > 0, f.HasDirectives(), f.IsBatch(), f.Stream, f.HasHaser, f.VOkFunc:
+		return false
+	case f.IsMethod() && (f.MethodHasContext || !f.NoErr):
+		return false
+	case !f.IsVariable() && !f.IsMethod():
+		return false
+	case t.IsSlice(), t.IsPtrToPtr(), t.IsContext, t.IsMarshaler:
+		return false
+	case t.GQL.NonNull && t.IsNilable() && f.IsMethod():
+		return false
+	case t.Definition.Kind == ast.Enum:
+		return true
+	default:
+		return p.appender(f) != nil
+	}
+}
+
+// appender returns the function that appends f's value as its scalar's
+// marshaller writes it, or nil: AppendX next to the scalar's MarshalX, or
+// in the builtins package for gqlgen's own marshallers, taking exactly the
+// Go type of the value.
+func (p *planner) appender(f *codegen.Field) *types.Func {
+	t := f.TypeReference
+	if t.Definition.Kind != ast.Scalar || t.Marshaler == nil || t.CastType != nil {
+		return nil
+	}
+	value := t.GO
+	if t.IsPtr() {
+		value = value.(*types.Pointer).Elem()
+	}
+	name := "Append" + strings.TrimPrefix(t.Marshaler.Name(), "Marshal")
+	for _, pkg := range []*types.Package{t.Marshaler.Pkg(), p.builtins} {
+		fn, ok := pkg.Scope().Lookup(name).(*types.Func)
+		if !ok {
+			continue
+		}
+		sig := fn.Type().(*types.Signature)
+		bytes := types.NewSlice(types.Typ[types.Byte])
+		if sig.Params().Len() == 2 && sig.Results().Len() == 1 &&
+			types.Identical(sig.Params().At(0).Type(), bytes) &&
+			types.Identical(sig.Params().At(1).Type(), value) &&
+			types.Identical(sig.Results().At(0).Type(), bytes) {
+			return fn
+		}
+	}
+	return nil
+}
+
+func (p *planner) funcs() template.FuncMap {
+	return template.FuncMap{
+		// plainObject reports whether the named object has plain fields.
+		"plainObject": func(name string) bool { return len(p.objects[name]) > 0 },
+		// plainFields lists the plain fields of the named object.
+		"plainFields": func(name string) []*codegen.Field {
+			return slices.SortedFunc(slices.Values(p.objects[name]), func(a, b *codegen.Field) int {
+				return cmp.Compare(a.Name, b.Name)
+			})
+		},
+		// nilChecked lists the plain fields of the named object that the
+		// plain path checks for nil.
+		"nilChecked": func(name string) []*codegen.Field {
+			var out []*codegen.Field
+			for _, f := range p.objects[name] {
+				if f.TypeReference.GQL.NonNull && f.TypeReference.IsNilable() {
+					out = append(out, f)
+				}
+			}
+			return out
+		},
+		// marshalled reports whether a plain field of the named object is
+		// written by its marshaller, for want of an Append function.
+		"marshalled": func(name string) bool {
+			return slices.ContainsFunc(p.objects[name], func(f *codegen.Field) bool { return p.appender(f) == nil })
+		},
+		// appender is the field's Append function, nil for an enum.
+		"appender": p.appender,
+		// stringAppender appends a field's alias.
+		"stringAppender": func() *types.Func {
+			return p.builtins.Scope().Lookup("AppendString").(*types.Func)
+		},
+	}
+}
