@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +75,14 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("AppendString(%q) = %q, graphql.MarshalString writes %q", s, got, want)
 		}
 	})
+}
+
+// BenchmarkAppendString writes a post-sized body: go test ./graph/scalar -bench AppendString
+func BenchmarkAppendString(b *testing.B) {
+	body := strings.Repeat("Bitcoin ETF inflows hit a record as \"institutions\" buy the dip.\n", 8)
+	buf := make([]byte, 0, 1024)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		buf = AppendString(buf[:0], body)
+	}
 }
