@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -170,6 +171,14 @@ func configure(e executorLike, cfg Config) {
 // limits, and the per-operation dataloaders.
 func ConfigureExecutor(e *executor.Executor, cfg Config) {
 	configure(e, cfg.withDefaults())
+}
+
+// WithResponseBuffer returns a context under which a query run in-process
+// by an executor of NewExecutor writes its response into buf, which must be
+// empty, instead of allocating a buffer: the response's Data aliases buf
+// until the caller reuses it. Callers that pool their buffers use it.
+func WithResponseBuffer(ctx context.Context, buf *bytes.Buffer) context.Context {
+	return generated.WithResponseBuffer(ctx, buf)
 }
 
 // NewExecutor returns an in-process executor over NewSchema(cfg), configured

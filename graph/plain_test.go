@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,5 +129,35 @@ func TestFieldInterceptorsAreRefused(t *testing.T) {
 			}()
 			build(graph.Config{Store: db.NewStore(nil), Extensions: []graphql.HandlerExtension{fieldCounter{}}})
 		})
+	}
+}
+
+// TestWithResponseBuffer: a query's response is written into the caller's
+// empty buffer; a buffer already holding something is left alone.
+func TestWithResponseBuffer(t *testing.T) {
+	posts := []db.Post{{ID: 7, Source: "s", Username: "u", Body: "b", Raw: json.RawMessage(`{}`)}}
+	exec := func(ctx context.Context) []byte {
+		e := executor.New(generated.NewExecutableSchema(generated.Config{Resolvers: stubRoot{posts: posts}}))
+		ctx = graphql.StartOperationTrace(ctx)
+		oc, errs := e.CreateOperationContext(ctx, &graphql.RawParams{Query: "{ posts(first: 1) { nodes { id } } }"})
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		next, ctx := e.DispatchOperation(graphql.WithOperationContext(ctx, oc), oc)
+		return next(ctx).Data
+	}
+	const want = `{"posts":{"nodes":[{"id":7}]}}`
+
+	var empty bytes.Buffer
+	empty.Grow(64)
+	if got := exec(graph.WithResponseBuffer(context.Background(), &empty)); string(got) != want || empty.String() != want || &got[0] != &empty.Bytes()[0] {
+		t.Errorf("empty buffer: data %s written to the buffer %q, want %s in the buffer itself", got, empty.String(), want)
+	}
+	used := bytes.NewBufferString("in use")
+	if got := exec(graph.WithResponseBuffer(context.Background(), used)); string(got) != want || used.String() != "in use" {
+		t.Errorf("buffer in use: data %s, buffer now %q", got, used.String())
+	}
+	if got := exec(context.Background()); string(got) != want {
+		t.Errorf("no buffer: data %s", got)
 	}
 }

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/apperr"
 )
 
@@ -120,7 +122,11 @@ func enumValues(schema *ast.Schema, name string) ([]string, error) {
 // serve returns the handler of ep.
 func (s *server) serve(ep endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		res, err := s.execute(r, ep)
+		// The executor writes into data; res slices it until writeSuccess
+		// has copied it into the envelope.
+		data := s.bufs.get()
+		defer s.bufs.put(data)
+		res, err := s.execute(r, ep, data)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -130,8 +136,9 @@ func (s *server) serve(ep endpoint) http.HandlerFunc {
 }
 
 // execute checks the request's path id and parameters (400), runs the
-// endpoint's query, and shapes the result.
-func (s *server) execute(r *http.Request, ep endpoint) (success, error) {
+// endpoint's query with its response written into buf, and shapes the
+// result, which refers to buf.
+func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (success, error) {
 	var id int64
 	if ep.shape == shapeItem {
 		raw := chi.URLParam(r, "id")
@@ -155,7 +162,7 @@ func (s *server) execute(r *http.Request, ep endpoint) (success, error) {
 	if ep.shape == shapeItem {
 		vars["id"] = id
 	}
-	data, err := s.queries.run(r.Context(), ep.query, vars)
+	data, err := s.queries.run(graph.WithResponseBuffer(r.Context(), buf), ep.query, vars)
 	if err != nil {
 		return success{}, err
 	}

@@ -88,7 +88,8 @@ type runner struct {
 }
 
 // run executes the named document with vars and returns the response's data
-// object as the executor wrote it. A domain error of the resolvers is
+// object as the executor wrote it (into ctx's graph.WithResponseBuffer, if
+// it has one). A domain error of the resolvers is
 // returned as it is (an *apperr.Error in the chain); anything else is an
 // internal error.
 func (q *runner) run(ctx context.Context, name string, vars map[string]any) ([]byte, error) {

@@ -747,8 +747,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
+			buf := responseBuffer(ctx)
+			data.MarshalGQL(buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -6607,6 +6607,9 @@ type plainBrief struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.Brief
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainBrief) MarshalGQL(w io.Writer) {
@@ -6638,7 +6641,11 @@ func (p *plainBrief) MarshalGQL(w io.Writer) {
 			b = scalar.AppendDate(b, obj.WeekStart)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionBriefEdge reports whether every field selected of a BriefEdge
@@ -6672,6 +6679,9 @@ type plainBriefEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.BriefEdge
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainBriefEdge) MarshalGQL(w io.Writer) {
@@ -6691,7 +6701,11 @@ func (p *plainBriefEdge) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Cursor)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionEtfFlow reports whether every field selected of a EtfFlow
@@ -6725,6 +6739,9 @@ type plainEtfFlow struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.EtfFlow
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainEtfFlow) MarshalGQL(w io.Writer) {
@@ -6760,7 +6777,11 @@ func (p *plainEtfFlow) MarshalGQL(w io.Writer) {
 			b = scalar.AppendMoney(b, obj.ValueTraded)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionFirehoseEdge reports whether every field selected of a FirehoseEdge
@@ -6794,6 +6815,9 @@ type plainFirehoseEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.FirehoseEdge
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainFirehoseEdge) MarshalGQL(w io.Writer) {
@@ -6813,7 +6837,11 @@ func (p *plainFirehoseEdge) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Cursor)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionFirehoseMessage reports whether every field selected of a FirehoseMessage
@@ -6847,6 +6875,9 @@ type plainFirehoseMessage struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.FirehoseMessage
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainFirehoseMessage) MarshalGQL(w io.Writer) {
@@ -6926,7 +6957,11 @@ func (p *plainFirehoseMessage) MarshalGQL(w io.Writer) {
 			}
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionHealth reports whether every field selected of a Health
@@ -6960,6 +6995,9 @@ type plainHealth struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.Health
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainHealth) MarshalGQL(w io.Writer) {
@@ -6985,7 +7023,11 @@ func (p *plainHealth) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Version)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionPageInfo reports whether every field selected of a PageInfo
@@ -7019,6 +7061,9 @@ type plainPageInfo struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.PageInfo
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainPageInfo) MarshalGQL(w io.Writer) {
@@ -7052,7 +7097,11 @@ func (p *plainPageInfo) MarshalGQL(w io.Writer) {
 			}
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionPost reports whether every field selected of a Post
@@ -7093,6 +7142,9 @@ type plainPost struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.Post
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainPost) MarshalGQL(w io.Writer) {
@@ -7140,7 +7192,11 @@ func (p *plainPost) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Username)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelectionPostEdge reports whether every field selected of a PostEdge
@@ -7174,6 +7230,9 @@ type plainPostEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.PostEdge
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plainPostEdge) MarshalGQL(w io.Writer) {
@@ -7193,7 +7252,11 @@ func (p *plainPostEdge) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Cursor)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelection__Directive reports whether every field selected of a __Directive
@@ -7227,6 +7290,9 @@ type plain__Directive struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Directive
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plain__Directive) MarshalGQL(w io.Writer) {
@@ -7254,7 +7320,11 @@ func (p *plain__Directive) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Name)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelection__EnumValue reports whether every field selected of a __EnumValue
@@ -7288,6 +7358,9 @@ type plain__EnumValue struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.EnumValue
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plain__EnumValue) MarshalGQL(w io.Writer) {
@@ -7321,7 +7394,11 @@ func (p *plain__EnumValue) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Name)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelection__Field reports whether every field selected of a __Field
@@ -7355,6 +7432,9 @@ type plain__Field struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Field
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plain__Field) MarshalGQL(w io.Writer) {
@@ -7388,7 +7468,11 @@ func (p *plain__Field) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Name)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelection__InputValue reports whether every field selected of a __InputValue
@@ -7422,6 +7506,9 @@ type plain__InputValue struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.InputValue
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plain__InputValue) MarshalGQL(w io.Writer) {
@@ -7461,7 +7548,11 @@ func (p *plain__InputValue) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.Name)
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelection__Schema reports whether every field selected of a __Schema
@@ -7495,6 +7586,9 @@ type plain__Schema struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Schema
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plain__Schema) MarshalGQL(w io.Writer) {
@@ -7518,7 +7612,11 @@ func (p *plain__Schema) MarshalGQL(w io.Writer) {
 			}
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainSelection__Type reports whether every field selected of a __Type
@@ -7552,6 +7650,9 @@ type plain__Type struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Type
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
 }
 
 func (p *plain__Type) MarshalGQL(w io.Writer) {
@@ -7593,17 +7694,48 @@ func (p *plain__Type) MarshalGQL(w io.Writer) {
 			}
 		}
 	}
-	w.Write(append(b, '}'))
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
 }
 
 // plainBuffer returns the spare capacity of w when it is the buffer gqlgen
-// marshals a response into, for a plain object to append to and then Write:
-// no allocation unless the buffer has to grow.
+// marshals a response into, for a plain object to append to and then Write
+// in place. It makes room for a typical object first, so that the appends
+// do not outgrow the spare capacity and copy: the buffer itself grows by
+// doubling, as it would for gqlgen's writes.
 func plainBuffer(w io.Writer) []byte {
 	if buf, ok := w.(*bytes.Buffer); ok {
+		buf.Grow(plainObjectRoom)
 		return buf.AvailableBuffer()
 	}
 	return nil
+}
+
+// plainObjectRoom is the spare capacity plainBuffer makes: a post or a
+// firehose message as REST asks for them takes 300 to 900 bytes.
+const plainObjectRoom = 1024
+
+// responseBufferKey is the context key of WithResponseBuffer.
+type responseBufferKey struct{}
+
+// WithResponseBuffer returns a context under which a query executed with it
+// writes its response into buf, which must be empty, instead of a buffer of
+// its own. The response's Data then aliases buf until the caller reuses it.
+// Later responses of the same operation (@defer) get buffers of their own.
+func WithResponseBuffer(ctx context.Context, buf *bytes.Buffer) context.Context {
+	return context.WithValue(ctx, responseBufferKey{}, buf)
+}
+
+// responseBuffer returns the buffer of WithResponseBuffer while it is
+// empty, and a new one otherwise.
+func responseBuffer(ctx context.Context) *bytes.Buffer {
+	if buf, ok := ctx.Value(responseBufferKey{}).(*bytes.Buffer); ok && buf.Len() == 0 {
+		return buf
+	}
+	return new(bytes.Buffer)
 }
 
 // endregion **************************** plain.gotpl *****************************
@@ -7634,9 +7766,12 @@ func (ec *executionContext) marshalNBrief2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋ
 	if fields := graphql.CollectFields(ec.OperationContext, sel, briefImplementors); plainSelectionBrief(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainBrief, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValueBrief(fields, &v[i]) {
-				plain[i] = plainBrief{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -7694,9 +7829,12 @@ func (ec *executionContext) marshalNBriefEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedap
 	if fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors); plainSelectionBriefEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainBriefEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValueBriefEdge(fields, &v[i]) {
-				plain[i] = plainBriefEdge{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -7828,9 +7966,12 @@ func (ec *executionContext) marshalNEtfFlow2ᚕgithubᚗcomᚋfeedapiᚋfeedapi�
 	if fields := graphql.CollectFields(ec.OperationContext, sel, etfFlowImplementors); plainSelectionEtfFlow(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainEtfFlow, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValueEtfFlow(fields, &v[i]) {
-				plain[i] = plainEtfFlow{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -7888,9 +8029,12 @@ func (ec *executionContext) marshalNFirehoseEdge2ᚕgithubᚗcomᚋfeedapiᚋfee
 	if fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors); plainSelectionFirehoseEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainFirehoseEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValueFirehoseEdge(fields, &v[i]) {
-				plain[i] = plainFirehoseEdge{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -7928,9 +8072,12 @@ func (ec *executionContext) marshalNFirehoseMessage2ᚕgithubᚗcomᚋfeedapiᚋ
 	if fields := graphql.CollectFields(ec.OperationContext, sel, firehoseMessageImplementors); plainSelectionFirehoseMessage(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainFirehoseMessage, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValueFirehoseMessage(fields, &v[i]) {
-				plain[i] = plainFirehoseMessage{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8134,9 +8281,12 @@ func (ec *executionContext) marshalNPost2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋd
 	if fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors); plainSelectionPost(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainPost, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValuePost(fields, &v[i]) {
-				plain[i] = plainPost{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8194,9 +8344,12 @@ func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapi
 	if fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors); plainSelectionPostEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainPostEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValuePostEdge(fields, &v[i]) {
-				plain[i] = plainPostEdge{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8289,9 +8442,12 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors); plainSelection__Directive(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__Directive, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValue__Directive(fields, &v[i]) {
-				plain[i] = plain__Directive{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8383,9 +8539,12 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValue__InputValue(fields, &v[i]) {
-				plain[i] = plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8423,9 +8582,12 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors); plainSelection__Type(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__Type, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValue__Type(fields, &v[i]) {
-				plain[i] = plain__Type{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8678,9 +8840,12 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors); plainSelection__EnumValue(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__EnumValue, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValue__EnumValue(fields, &v[i]) {
-				plain[i] = plain__EnumValue{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8717,9 +8882,12 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors); plainSelection__Field(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__Field, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValue__Field(fields, &v[i]) {
-				plain[i] = plain__Field{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8756,9 +8924,12 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValue__InputValue(fields, &v[i]) {
-				plain[i] = plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8802,9 +8973,12 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors); plainSelection__Type(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__Type, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
 		for i := range v {
 			if plainValue__Type(fields, &v[i]) {
-				plain[i] = plain__Type{ec: ec, ctx: ctx, fields: fields, obj: &v[i]}
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				ret[i] = &plain[i]
 				continue
 			}

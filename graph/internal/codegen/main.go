@@ -15,9 +15,13 @@
 // takes gqlgen's path unchanged, so errors, nulls, paths, resolvers,
 // dataloaders and @defer behave exactly as before.
 //
+// It also lets an in-process caller hand the executor the buffer a query's
+// response is written into (WithResponseBuffer in the generated package),
+// so that REST's pooled buffers replace one allocation per response.
+//
 // The templates are gqlgen's, read from the module's copy of gqlgen at
-// generation time, with two insertions (see patches): an upgrade of gqlgen
-// that moves their anchors fails here, loudly, instead of generating
+// generation time, with three small patches (see patches): an upgrade of
+// gqlgen that moves their anchors fails here, loudly, instead of generating
 // something else.
 //
 // Run from package graph by go generate.
@@ -49,23 +53,36 @@ import (
 //go:embed plain.gotpl
 var plainTemplate string
 
-// patches insert the plain-object shortcuts into gqlgen's templates. Each
-// anchor must occur exactly once in its file.
-var patches = []struct{ file, anchor, insert string }{
+// patches change gqlgen's templates: each anchor, which must occur exactly
+// once in its file, is replaced.
+var patches = []struct{ file, anchor, replacement string }{
 	{
 		// An object whose selection is all plain fields is answered by its
 		// plain value, before gqlgen builds a field set for it.
 		file: "object.gotpl",
 		anchor: "{{ end }}) graphql.Marshaler {\n" +
 			"\tfields := graphql.CollectFields(ec.OperationContext, sel, {{$object.Name|lcFirst}}Implementors)\n",
-		insert: "{{- template \"plainObjectShortcut\" $object }}\n",
+		replacement: "{{ end }}) graphql.Marshaler {\n" +
+			"\tfields := graphql.CollectFields(ec.OperationContext, sel, {{$object.Name|lcFirst}}Implementors)\n" +
+			"{{- template \"plainObjectShortcut\" $object }}\n",
 	},
 	{
 		// A list of objects whose selection is all plain fields is
 		// marshalled in one loop.
-		file:   "type.gotpl",
-		anchor: "\t\t\t\t{{- if not $type.IsScalar }}\n",
-		insert: "{{- template \"plainListShortcut\" $type }}\n",
+		file:        "type.gotpl",
+		anchor:      "\t\t\t\t{{- if not $type.IsScalar }}\n",
+		replacement: "\t\t\t\t{{- if not $type.IsScalar }}\n{{- template \"plainListShortcut\" $type }}\n",
+	},
+	{
+		// A query's first response goes into the caller's buffer when it
+		// gave one (WithResponseBuffer).
+		file: "internal!.gotpl",
+		anchor: "\t\t\tvar buf bytes.Buffer\n" +
+			"\t\t\tdata.MarshalGQL(&buf)\n" +
+			"\t\t\tresponse.Data = buf.Bytes()\n",
+		replacement: "\t\t\tbuf := responseBuffer(ctx)\n" +
+			"\t\t\tdata.MarshalGQL(buf)\n" +
+			"\t\t\tresponse.Data = buf.Bytes()\n",
 	},
 }
 
@@ -117,8 +134,9 @@ func run(appenders string) error {
 	if err != nil {
 		return fmt.Errorf("render %s: %w", cfg.Exec.Filename, err)
 	}
-	// gqlgen checked the package it generated; check the one written here.
-	build := exec.Command("go", "build", "./"+filepath.Base(filepath.Dir(cfg.Exec.Filename)))
+	// gqlgen's own check is off (gqlgen.yml: skip_validation); build what
+	// was written here, with the packages that use it.
+	build := exec.Command("go", "build", "./...")
 	build.Dir = filepath.Dir(filepath.Dir(cfg.Exec.Filename))
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
@@ -167,7 +185,7 @@ func execTemplates(cfg *config.Config) (fs.FS, error) {
 		if n := strings.Count(text, p.anchor); n != 1 {
 			return nil, fmt.Errorf("%s: the anchor %q occurs %d times, want 1: gqlgen's templates changed", p.file, p.anchor, n)
 		}
-		f.Data = []byte(strings.Replace(text, p.anchor, p.anchor+p.insert, 1))
+		f.Data = []byte(strings.Replace(text, p.anchor, p.replacement, 1))
 	}
 	return out, nil
 }
