@@ -51,12 +51,18 @@ func BenchmarkEndpoints(b *testing.B) {
 }
 
 // The benchmarks below compare the REST path (chi routing, key check, rate
-// limit, parameter parsing, the fixed GraphQL document run in-process by
-// gqlgen's executor, the envelope, ETag) with a baseline written here that
-// serves the same response without GraphQL (see directHandler). Run:
+// limit, access log, parameter parsing, the fixed GraphQL document run
+// in-process by gqlgen's executor, the envelope, ETag) with a baseline
+// written here that serves the same response without GraphQL (see
+// directHandler). Run the four
+// in interleaved rounds, so that a noisy machine weighs on both sides alike,
+// and compare each side under the same names (README, Performance):
 //
-//	go test ./rest -run '^$' -bench 'REST|Direct' -benchmem -count=10 > bench.txt
-//	go run golang.org/x/perf/cmd/benchstat -col /path bench.txt
+//	go test -c -o rest.test ./rest
+//	for i in $(seq 10); do (cd rest && ../rest.test -test.run '^$' \
+//	  -test.bench 'BenchmarkREST|BenchmarkDirect' -test.benchmem) | grep ^Benchmark >> bench.txt; done
+//	grep Direct bench.txt | sed s/Direct// > direct.txt; grep REST bench.txt | sed s/REST// > rest.txt
+//	go tool benchstat direct=direct.txt REST=rest.txt
 //
 // Both sides hit the same PostgreSQL database through the same *bun.DB, so
 // the SQL round trip is in both figures.
