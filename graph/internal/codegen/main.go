@@ -13,7 +13,10 @@
 // fields straight from the Go value, and a list of such objects is marshalled
 // in one loop instead of one goroutine per element. Any other selection
 // takes gqlgen's path unchanged, so errors, nulls, paths, resolvers,
-// dataloaders and @defer behave exactly as before.
+// dataloaders and @defer behave exactly as before. A plain object reads its
+// fields when the response is written, which gqlgen's executor does right
+// after resolving the operation; resolvers hand over values nothing changes
+// afterwards.
 //
 // It also lets an in-process caller hand the executor the buffer a query's
 // response is written into (WithResponseBuffer in the generated package),
