@@ -114,7 +114,11 @@ func run(appenders string) error {
 	if capture.data == nil {
 		return errors.New("gqlgen ran no code generator plugins")
 	}
-	tfs, err := execTemplates(cfg)
+	gqlgen := cfg.Packages.Load("github.com/99designs/gqlgen/codegen")
+	if gqlgen == nil || len(gqlgen.GoFiles) == 0 {
+		return errors.New("cannot find gqlgen's codegen package")
+	}
+	tfs, err := execTemplates(filepath.Dir(gqlgen.GoFiles[0]))
 	if err != nil {
 		return err
 	}
@@ -159,14 +163,9 @@ func (c *captureData) GenerateCode(data *codegen.Data) error {
 	return nil
 }
 
-// execTemplates returns gqlgen's executable-schema templates with the
-// patches applied and plain.gotpl added.
-func execTemplates(cfg *config.Config) (fs.FS, error) {
-	pkg := cfg.Packages.Load("github.com/99designs/gqlgen/codegen")
-	if pkg == nil || len(pkg.GoFiles) == 0 {
-		return nil, errors.New("cannot find gqlgen's codegen package")
-	}
-	dir := filepath.Dir(pkg.GoFiles[0])
+// execTemplates returns the executable-schema templates of gqlgen's codegen
+// package in dir with the patches applied and plain.gotpl added.
+func execTemplates(dir string) (fs.FS, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.gotpl"))
 	if err != nil || len(names) == 0 {
 		return nil, fmt.Errorf("no templates in %s", dir)
