@@ -70,14 +70,35 @@ func (r *Resolver) loadersFrom(ctx context.Context) *loaders {
 	return &loaders{store: r.store, wait: r.limits.BatchWait}
 }
 
-// brief returns the brief whose week holds day (a UTC midnight), or nil.
-func (l *loaders) brief(ctx context.Context, day time.Time) (*db.Brief, error) {
+// briefLoader returns the loader of briefs by day, created on first use.
+func (l *loaders) briefLoader() *dataloader.Loader[time.Time, *db.Brief] {
 	l.briefOnce.Do(func() {
 		l.briefByDay = dataloader.NewBatchedLoader(l.loadBriefs,
 			dataloader.WithWait[time.Time, *db.Brief](l.wait),
 			dataloader.WithBatchCapacity[time.Time, *db.Brief](briefBatchCapacity))
 	})
-	return l.briefByDay.Load(ctx, day)()
+	return l.briefByDay
+}
+
+// briefOfPost returns the brief whose week holds the post's day, or nil.
+func (l *loaders) briefOfPost(ctx context.Context, p *db.Post) (*db.Brief, error) {
+	return l.briefLoader().Load(ctx, postDay(p))()
+}
+
+// knowBriefOfPosts records that b is the brief of posts, read as the posts
+// of b's week, so that their Post.brief answers without waiting for a batch
+// or querying (an internal dashboard's briefs → posts → brief).
+func (l *loaders) knowBriefOfPosts(ctx context.Context, b *db.Brief, posts []db.Post) {
+	loader := l.briefLoader()
+	for i := range posts {
+		loader.Prime(ctx, postDay(&posts[i]), b)
+	}
+}
+
+// postDay is the UTC midnight of the day p was created, the key of its brief.
+func postDay(p *db.Post) time.Time {
+	t := p.CreatedAt.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
 func (l *loaders) loadBriefs(ctx context.Context, days []time.Time) []*dataloader.Result[*db.Brief] {

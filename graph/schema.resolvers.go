@@ -24,10 +24,12 @@ func (r *briefResolver) Posts(ctx context.Context, obj *db.Brief, first *int, af
 		return nil, err
 	}
 	from, to := obj.Week()
-	res, err := r.loadersFrom(ctx).postsOfWeek(ctx, from, to, p)
+	l := r.loadersFrom(ctx)
+	res, err := l.postsOfWeek(ctx, from, to, p)
 	if err != nil {
 		return nil, fmt.Errorf("posts of brief %d: %w", obj.ID, err)
 	}
+	l.knowBriefOfPosts(ctx, obj, res.Posts)
 	return postConnection(ctx, briefPostsConn(obj.ID), p, res.Posts, res.More), nil
 }
 
@@ -46,9 +48,7 @@ func (r *etfFlowResolver) Latest(ctx context.Context, obj *db.EtfFlow) (*db.EtfF
 
 // Brief is the resolver for the brief field.
 func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, error) {
-	t := obj.CreatedAt.UTC()
-	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	b, err := r.loadersFrom(ctx).brief(ctx, day)
+	b, err := r.loadersFrom(ctx).briefOfPost(ctx, obj)
 	if err != nil {
 		return nil, fmt.Errorf("brief of post %d: %w", obj.ID, err)
 	}
