@@ -56,33 +56,38 @@ import (
 //go:embed plain.gotpl
 var plainTemplate string
 
+// Anchors in gqlgen's templates that the patches change.
+const (
+	objectAnchor = "{{ end }}) graphql.Marshaler {\n" +
+		"\tfields := graphql.CollectFields(ec.OperationContext, sel, {{$object.Name|lcFirst}}Implementors)\n"
+	listAnchor     = "\t\t\t\t{{- if not $type.IsScalar }}\n"
+	responseAnchor = "\t\t\tvar buf bytes.Buffer\n" +
+		"\t\t\tdata.MarshalGQL(&buf)\n" +
+		"\t\t\tresponse.Data = buf.Bytes()\n"
+)
+
 // patches change gqlgen's templates: each anchor, which must occur exactly
 // once in its file, is replaced.
 var patches = []struct{ file, anchor, replacement string }{
 	{
 		// An object whose selection is all plain fields is answered by its
 		// plain value, before gqlgen builds a field set for it.
-		file: "object.gotpl",
-		anchor: "{{ end }}) graphql.Marshaler {\n" +
-			"\tfields := graphql.CollectFields(ec.OperationContext, sel, {{$object.Name|lcFirst}}Implementors)\n",
-		replacement: "{{ end }}) graphql.Marshaler {\n" +
-			"\tfields := graphql.CollectFields(ec.OperationContext, sel, {{$object.Name|lcFirst}}Implementors)\n" +
-			"{{- template \"plainObjectShortcut\" $object }}\n",
+		file:        "object.gotpl",
+		anchor:      objectAnchor,
+		replacement: objectAnchor + "{{- template \"plainObjectShortcut\" $object }}\n",
 	},
 	{
 		// A list of objects whose selection is all plain fields is
 		// marshalled in one loop.
 		file:        "type.gotpl",
-		anchor:      "\t\t\t\t{{- if not $type.IsScalar }}\n",
-		replacement: "\t\t\t\t{{- if not $type.IsScalar }}\n{{- template \"plainListShortcut\" $type }}\n",
+		anchor:      listAnchor,
+		replacement: listAnchor + "{{- template \"plainListShortcut\" $type }}\n",
 	},
 	{
 		// A query's first response goes into the caller's buffer when it
 		// gave one (WithResponseBuffer).
-		file: "internal!.gotpl",
-		anchor: "\t\t\tvar buf bytes.Buffer\n" +
-			"\t\t\tdata.MarshalGQL(&buf)\n" +
-			"\t\t\tresponse.Data = buf.Bytes()\n",
+		file:   "internal!.gotpl",
+		anchor: responseAnchor,
 		replacement: "\t\t\tbuf := responseBuffer(ctx)\n" +
 			"\t\t\tdata.MarshalGQL(buf)\n" +
 			"\t\t\tresponse.Data = buf.Bytes()\n",
@@ -197,8 +202,8 @@ func execTemplates(dir string) (fs.FS, error) {
 type planner struct {
 	// builtins holds the Append functions of gqlgen's built-in scalars.
 	builtins *types.Package
-	// objects maps a GraphQL object name to its plain fields; objects
-	// without any are absent.
+	// objects maps a GraphQL object name to its plain fields, sorted by
+	// name; objects without any are absent.
 	objects map[string][]*codegen.Field
 }
 
@@ -217,6 +222,7 @@ func newPlanner(data *codegen.Data, builtins *types.Package) *planner {
 				p.objects[o.Name] = append(p.objects[o.Name], f)
 			}
 		}
+		slices.SortFunc(p.objects[o.Name], func(a, b *codegen.Field) int { return cmp.Compare(a.Name, b.Name) })
 	}
 	return p
 }
@@ -284,11 +290,7 @@ func (p *planner) funcs() template.FuncMap {
 		// plainObject reports whether the named object has plain fields.
 		"plainObject": func(name string) bool { return len(p.objects[name]) > 0 },
 		// plainFields lists the plain fields of the named object.
-		"plainFields": func(name string) []*codegen.Field {
-			return slices.SortedFunc(slices.Values(p.objects[name]), func(a, b *codegen.Field) int {
-				return cmp.Compare(a.Name, b.Name)
-			})
-		},
+		"plainFields": func(name string) []*codegen.Field { return p.objects[name] },
 		// nilChecked lists the plain fields of the named object that the
 		// plain path checks for nil.
 		"nilChecked": func(name string) []*codegen.Field {
