@@ -13,8 +13,11 @@ import (
 	"github.com/feedapi/feedapi/graph/keys"
 )
 
-// outageAnswer is the longest a request may take while the database is away.
-const outageAnswer = 2 * time.Second
+// outageAnswer is the longest a request may take while the database is away:
+// the default --request-timeout (1.5s) plus seconds for a busy machine to
+// schedule the answer. What it guards against is a request that waits for
+// the pool's connect timeout (50s before --request-timeout existed).
+const outageAnswer = 6 * time.Second
 
 // recoveryBudget is how soon the service must serve again once the
 // database is back, without a restart.
@@ -22,7 +25,7 @@ const recoveryBudget = 5 * time.Second
 
 // TestDatabaseOutage cuts the service off its database (a proxy in front of
 // PostgreSQL) and checks that it fails fast and cleanly, then recovers by
-// itself: keyed requests get 500 internal within 2s, whether their key was
+// itself: keyed requests get 500 internal within seconds, whether their key was
 // verified just before the cut (cached) or never (its lookup fails: 500, not
 // 401); a burst of them too; health answers 503 degraded at once; and
 // after the database is back, 200s come again within a few seconds.

@@ -25,10 +25,13 @@ const (
 // fakeService mimics the few feedapi endpoints feedbench uses and tallies
 // the attack's requests (those with vegeta's X-Vegeta-Attack header) by
 // route and status, for comparison with the report.
+// sinceArrival is one posts-since request: its since and when it arrived.
+type sinceArrival struct{ since, arrived time.Time }
+
 type fakeService struct {
 	mu      sync.Mutex
 	tally   map[string]map[string]int // route → status → count
-	since   []time.Duration           // posts-since: arrival time minus since
+	since   []sinceArrival            // posts-since requests
 	cursors map[string]int            // cursors received on /v1/posts
 	sources int                       // attack requests on /v1/sources so far
 }
@@ -94,7 +97,7 @@ func (f *fakeService) answer(r *http.Request) (string, int, any) {
 				return "posts", 400, apiError("bad_request")
 			}
 			f.mu.Lock()
-			f.since = append(f.since, time.Since(since))
+			f.since = append(f.since, sinceArrival{since: since, arrived: time.Now()})
 			f.mu.Unlock()
 		}
 		// 100 posts, ids 100..1; the sources' counts are Alpha 50, Beta 30, Gamma 20.
@@ -266,6 +269,7 @@ func TestFreeKeySkipsInternalAndMissingScenarios(t *testing.T) {
 
 func TestDiscoveredParameters(t *testing.T) {
 	srv, f := newFakeService(t)
+	started := time.Now()
 	rep, _ := bench(t, srv, "--key", internalKey, "--max-requests", "20", "--duration", "500ms", "--since-lag", "3s",
 		"--scenarios", "posts-by-source,posts-deep-page,posts-since,firehose-source-rare")
 	notes := strings.Join(rep.Notes, "\n")
@@ -282,10 +286,16 @@ func TestDiscoveredParameters(t *testing.T) {
 	if got, want := len(f.since), 20; got != want {
 		t.Fatalf("posts-since: requests: got %d, want %d", got, want)
 	}
-	for _, lag := range f.since {
-		// since has milliseconds: the lag is 3s, give or take the rounding and the trip.
-		if lag < 3*time.Second-time.Millisecond || lag > 3*time.Second+200*time.Millisecond {
-			t.Errorf("posts-since: since lay %s before its arrival, want about 3s", lag)
+	// since is 3s before the request was made, which lies between the test's
+	// start and the request's arrival; since has milliseconds, hence the 1ms.
+	// No bound on the trip itself: a busy machine may take any time for it.
+	const lag = 3 * time.Second
+	for _, r := range f.since {
+		if earliest := started.Add(-lag - time.Millisecond); r.since.Before(earliest) {
+			t.Errorf("posts-since: since %s lies before the test's start minus 3s (%s)", r.since, earliest)
+		}
+		if latest := r.arrived.Add(-lag); r.since.After(latest) {
+			t.Errorf("posts-since: since %s lies less than 3s before its arrival (%s)", r.since, r.arrived)
 		}
 	}
 }
