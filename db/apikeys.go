@@ -57,3 +57,18 @@ func RevokeAPIKey(ctx context.Context, idb bun.IDB, id int64, at time.Time) (API
 	}
 	return k, nil
 }
+
+// RevokeAPIKeysNamed revokes every unrevoked key with the given name at the
+// given time and returns them.
+func RevokeAPIKeysNamed(ctx context.Context, idb bun.IDB, name string, at time.Time) ([]APIKey, error) {
+	var ks []APIKey
+	err := idb.NewUpdate().Model((*APIKey)(nil)).
+		Set("revoked_at = ?", at).
+		Where("name = ? AND revoked_at IS NULL", name).
+		Returning("*").
+		Scan(ctx, &ks)
+	if err != nil {
+		return nil, fmt.Errorf("revoke api keys named %q: %w", name, err)
+	}
+	return ks, nil
+}

@@ -51,7 +51,7 @@ func newRegistry(pools map[string]*sql.DB) (*prometheus.Registry, *rest.Metrics,
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "feedapi_build_info",
 		Help:        "Always 1; the label version is the build version of this replica.",
-		ConstLabels: prometheus.Labels{"version": version},
+		ConstLabels: prometheus.Labels{"version": version()},
 	})
 	buildInfo.Set(1)
 	cs := []prometheus.Collector{

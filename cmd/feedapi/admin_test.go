@@ -75,7 +75,7 @@ type opsServer struct {
 func startInProcess(t *testing.T, dbURL string, args ...string) *opsServer {
 	t.Helper()
 	var c cli
-	parser, err := kong.New(&c, kong.Vars{"default_database_url": db.DefaultURL, "version": version},
+	parser, err := kong.New(&c, kong.Vars{"default_database_url": db.DefaultURL, "version": versionLine()},
 		kong.Exit(func(int) { t.Fatalf("feedapi exited while parsing %q", args) }))
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestAdminListener(t *testing.T) {
 			{"feedapi_rate_limit_refusals_total", map[string]string{"scope": "ip"}},
 			{"feedapi_graphql_complexity", nil},
 			{"feedapi_rate_limit_redis_fallback", nil},
-			{"feedapi_build_info", map[string]string{"version": version}},
+			{"feedapi_build_info", map[string]string{"version": version()}},
 			{"go_sql_open_connections", map[string]string{"db_name": "primary"}},
 			{"go_sql_wait_count_total", map[string]string{"db_name": "primary"}},
 			{"go_goroutines", nil},

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/keys"
@@ -38,10 +43,22 @@ func (c keysCreateCmd) Run(ctx context.Context, g *globals) error {
 	return nil
 }
 
-type keysListCmd struct{}
+type keysListCmd struct {
+	JSON bool `name:"json" help:"Print a JSON array (id, prefix, tier, name, created_at, revoked_at) for scripts."`
+}
+
+// listedKey is one key as keys list --json prints it.
+type listedKey struct {
+	ID        int64      `json:"id"`
+	Prefix    string     `json:"prefix"`
+	Tier      db.Tier    `json:"tier"`
+	Name      string     `json:"name"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
 
 // Run implements the command.
-func (keysListCmd) Run(ctx context.Context, g *globals) error {
+func (c keysListCmd) Run(ctx context.Context, g *globals) error {
 	bdb, err := g.open(false)
 	if err != nil {
 		return err
@@ -51,6 +68,20 @@ func (keysListCmd) Run(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
+	if c.JSON {
+		out := make([]listedKey, 0, len(list))
+		for _, k := range list {
+			lk := listedKey{ID: k.ID, Prefix: k.Prefix, Tier: k.Tier, Name: k.Name, CreatedAt: k.CreatedAt.UTC()}
+			if k.RevokedAt != nil {
+				at := k.RevokedAt.UTC()
+				lk.RevokedAt = &at
+			}
+			out = append(out, lk)
+		}
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
 	w := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tPREFIX\tTIER\tNAME\tCREATED\tREVOKED")
 	for _, k := range list {
@@ -58,9 +89,22 @@ func (keysListCmd) Run(ctx context.Context, g *globals) error {
 		if k.RevokedAt != nil {
 			revoked = k.RevokedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%d\t%s…\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Tier, k.Name, k.CreatedAt.UTC().Format(time.RFC3339), revoked)
+		fmt.Fprintf(w, "%d\t%s…\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Tier, listedName(k.Name), k.CreatedAt.UTC().Format(time.RFC3339), revoked)
 	}
 	return w.Flush()
+}
+
+// listedName keeps one key on one row of the table: a name with characters
+// that would break it (written before names were checked) is shown quoted,
+// with Go escapes; an empty name is shown as "-".
+func listedName(name string) string {
+	if name == "" {
+		return "-"
+	}
+	if strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 || !utf8.ValidString(name) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 type keysRevokeCmd struct {

@@ -18,9 +18,6 @@ import (
 	"github.com/feedapi/feedapi/db"
 )
 
-// version is the build version, set with -ldflags "-X main.version=…".
-var version = "dev"
-
 const description = `feedapi serves a read-only JSON API of curated crypto news, weekly Markdown
 briefs, a raw news firehose split into panes, filter discovery and daily US
 spot-ETF flows, under /v1 (REST) and /graphql (internal dashboards).
@@ -43,8 +40,9 @@ type cli struct {
 
 // globals are the flags every command takes.
 type globals struct {
-	DatabaseURL string `name:"database-url" env:"DATABASE_URL" default:"${default_database_url}" help:"PostgreSQL connection URL."`
-	LogLevel    string `name:"log-level" env:"FEEDAPI_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	DatabaseURL string           `name:"database-url" env:"DATABASE_URL" default:"${default_database_url}" help:"PostgreSQL connection URL."`
+	LogLevel    string           `name:"log-level" env:"FEEDAPI_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	Version     kong.VersionFlag `help:"Print the build version and exit."`
 
 	stdout io.Writer
 	stderr io.Writer
@@ -65,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exitCode = code }),
 		kong.UsageOnError(),
-		kong.Vars{"default_database_url": db.DefaultURL, "version": version},
+		kong.Vars{"default_database_url": db.DefaultURL, "version": versionLine()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {

@@ -22,8 +22,8 @@ import (
 // serveFlags configure the HTTP service; demo and serve share them.
 type serveFlags struct {
 	Addr          string         `env:"FEEDAPI_ADDR" default:":8080" help:"Address to listen on."`
-	PublicURL     string         `name:"public-url" env:"FEEDAPI_PUBLIC_URL" default:"http://localhost:8080" help:"The service address, listed as the first server in the OpenAPI document."`
-	AltURL        string         `name:"alt-url" env:"FEEDAPI_ALT_URL" default:"http://127.0.0.1:8080" help:"A second address that reaches the same API, listed as the second server."`
+	PublicURL     string         `name:"public-url" env:"FEEDAPI_PUBLIC_URL" help:"The service address, listed as the first server in the OpenAPI document (default: the address listened on, e.g. http://localhost:8080)."`
+	AltURL        string         `name:"alt-url" env:"FEEDAPI_ALT_URL" help:"A second address that reaches the same API, listed as the second server (default without --public-url: the listen address by IP, e.g. http://127.0.0.1:8080)."`
 	ETFEnabled    bool           `name:"etf-enabled" env:"FEEDAPI_ETF_ENABLED" default:"true" negatable:"" help:"Offer the ETF flow endpoints (--no-etf-enabled or FEEDAPI_ETF_ENABLED=false to turn them off)."`
 	RateLimit     int            `name:"rate-limit" env:"FEEDAPI_RATE_LIMIT" default:"120" help:"Requests per key per rolling minute."`
 	TierLimits    map[string]int `name:"tier-rate-limit" env:"FEEDAPI_TIER_RATE_LIMITS" help:"Per-tier overrides of --rate-limit, e.g. pro=600;internal=6000."`
@@ -76,12 +76,14 @@ func (c demoCmd) Run(ctx context.Context, g *globals) error {
 			return err
 		}
 	}
+	// Each start replaces the keys of the start before, so that restarts do
+	// not pile up live demo keys.
 	svc := keys.NewService(bulk, keys.Options{})
-	free, _, err := svc.Create(ctx, db.TierFree, "demo free")
+	free, _, err := svc.Replace(ctx, db.TierFree, "demo free")
 	if err != nil {
 		return err
 	}
-	internal, _, err := svc.Create(ctx, db.TierInternal, "demo internal")
+	internal, _, err := svc.Replace(ctx, db.TierInternal, "demo internal")
 	if err != nil {
 		return err
 	}
@@ -146,13 +148,20 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		defer rdb.Close()
 	}
 
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	serverURL, altURL := c.serverURLs(ln.Addr().String())
+
 	handler, err := rest.New(rest.Config{
 		Graph:          graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping},
 		Keys:           keys.NewService(bdb, keys.Options{}),
 		ETFEnabled:     c.ETFEnabled,
-		Version:        version,
-		ServerURL:      c.PublicURL,
-		AltServerURL:   c.AltURL,
+		Version:        version(),
+		ServerURL:      serverURL,
+		AltServerURL:   altURL,
 		RateLimit:      c.RateLimit,
 		TierRateLimits: c.TierLimits,
 		IPRateLimit:    c.IPRateLimit,
@@ -169,17 +178,31 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if err := ping(ctx); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
-	return listenAndServe(ctx, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)
+	return serveOn(ctx, ln, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)
 }
 
-// listenAndServe serves until ctx ends, then stops accepting connections and
-// lets in-flight requests finish within grace.
-func listenAndServe(ctx context.Context, srv *http.Server, grace time.Duration, log *slog.Logger, ready func(addr string)) error {
-	ln, err := net.Listen("tcp", srv.Addr)
-	if err != nil {
-		return err
+// serverURLs are the OpenAPI document's servers: the flags when set, else
+// the address listened on, by name and by IP, so that a client generated
+// from the document reaches this very process.
+func (c serveFlags) serverURLs(listenAddr string) (primary, alt string) {
+	if c.PublicURL != "" {
+		return c.PublicURL, c.AltURL
 	}
-	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("version", version))
+	hp := hostPort(listenAddr)
+	primary = "http://" + hp
+	if host, port, err := net.SplitHostPort(hp); err == nil && host == "localhost" {
+		alt = "http://" + net.JoinHostPort("127.0.0.1", port)
+	}
+	if c.AltURL != "" {
+		alt = c.AltURL
+	}
+	return primary, alt
+}
+
+// serveOn serves on ln until ctx ends, then stops accepting connections and
+// lets in-flight requests finish within grace.
+func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.Duration, log *slog.Logger, ready func(addr string)) error {
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

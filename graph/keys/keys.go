@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -81,6 +83,9 @@ func (s *Service) Create(ctx context.Context, tier db.Tier, name string) (secret
 	if !tier.Valid() {
 		return "", db.APIKey{}, apperr.Invalid("tier", "tier must be one of free, pro, internal")
 	}
+	if err := checkName(name); err != nil {
+		return "", db.APIKey{}, err
+	}
 	raw := make([]byte, secretBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return "", db.APIKey{}, fmt.Errorf("generate key: %w", err)
@@ -92,6 +97,36 @@ func (s *Service) Create(ctx context.Context, tier db.Tier, name string) (secret
 		return "", db.APIKey{}, err
 	}
 	return secret, key, nil
+}
+
+// MaxNameLength is the longest key name, in characters.
+const MaxNameLength = 200
+
+// checkName refuses names that would break a listing: control characters
+// (newlines, tabs, escapes), invalid UTF-8, or more than MaxNameLength characters.
+func checkName(name string) error {
+	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLength ||
+		strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return apperr.Invalid("name", "name must be at most %d characters of UTF-8 text without control characters (newlines, tabs)", MaxNameLength)
+	}
+	return nil
+}
+
+// Replace revokes every unrevoked key of that name and issues a new one in
+// its place, so that a name stands for one live key (the demo's keys, a
+// rotated service key).
+func (s *Service) Replace(ctx context.Context, tier db.Tier, name string) (secret string, key db.APIKey, err error) {
+	if err := checkName(name); err != nil {
+		return "", db.APIKey{}, err
+	}
+	revoked, err := db.RevokeAPIKeysNamed(ctx, s.idb, name, s.opts.Now())
+	if err != nil {
+		return "", db.APIKey{}, err
+	}
+	for _, k := range revoked {
+		s.forget(k.KeyHash)
+	}
+	return s.Create(ctx, tier, name)
 }
 
 // List returns every key without secrets.
