@@ -70,6 +70,9 @@ type Config struct {
 	// limits and GraphQL operations (NewMetrics). Serve their registry on
 	// an address of its own, never on the API's.
 	Metrics *Metrics
+	// CORSOrigins are the browser origins (https://app.example.com, or *)
+	// whose scripts may call the API; empty (the default) allows none.
+	CORSOrigins []string
 	// RequestTimeout bounds the context of every request (0: no bound).
 	// Without it a request stuck on an unreachable database (a dial that
 	// hangs until its connect timeout, or a place in the pool's queue behind
@@ -95,6 +98,7 @@ type server struct {
 	metrics        *Metrics
 	rateLimits     func() string // health's rate_limits: local, shared or local_fallback
 	requestTimeout time.Duration
+	cors           func(http.Handler) http.Handler
 	bufs           bufferPool
 	gzips          gzipPool
 }
@@ -144,6 +148,7 @@ func New(cfg Config) (http.Handler, error) {
 		log:            cfg.Logger,
 		metrics:        cfg.Metrics,
 		requestTimeout: cfg.RequestTimeout,
+		cors:           corsHandler(cfg.CORSOrigins),
 	}
 
 	schema := graph.NewSchema(cfg.Graph)

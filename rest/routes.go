@@ -16,10 +16,10 @@ import (
 
 // routes builds the router. Order of checks on a keyed request: key (401),
 // tier (403), rate limit (429), then the endpoint's parameters (400) and
-// its result (404 or 200).
+// its result (404 or 200). CORS preflights are answered before all of them.
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.deadline, s.observe, s.begin)
+	r.Use(s.deadline, s.observe, s.begin, s.cors)
 	r.NotFound(s.ipLimited(s.optionalKey(http.HandlerFunc(s.notFound))).ServeHTTP)
 	r.MethodNotAllowed(s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))).ServeHTTP)
 

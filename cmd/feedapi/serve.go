@@ -36,6 +36,7 @@ type serveFlags struct {
 	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
 	AdminAddr     string         `name:"admin-addr" env:"FEEDAPI_ADMIN_ADDR" help:"Address of the admin listener, which serves /metrics (Prometheus) and /debug/pprof/, e.g. 127.0.0.1:9090; never expose it publicly. Empty: no admin listener."`
 	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, while API keys are read from --database-url and health pings both."`
+	CORSOrigins   []string       `name:"cors-origin" env:"FEEDAPI_CORS_ORIGINS" help:"Browser origins (https://app.example.com, or *) whose scripts may call the API; comma-separated. Empty: none (no CORS headers)."`
 	Proxies       []string       `name:"trusted-proxy" env:"FEEDAPI_TRUSTED_PROXIES" help:"CIDR prefixes of the load balancers or reverse proxies whose X-Forwarded-For gives the client IP (per-IP limit, access log), e.g. 10.0.0.0/8,fd00::/8. Empty: the TCP peer is the client and X-Forwarded-For is ignored."`
 }
 
@@ -166,6 +167,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		TierRateLimits: c.TierLimits,
 		IPRateLimit:    c.IPRateLimit,
 		TrustedProxies: c.Proxies,
+		CORSOrigins:    c.CORSOrigins,
 		Redis:          rdb,
 		RedisPrefix:    c.RedisPrefix,
 		Logger:         g.logger,
