@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -15,7 +14,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/feedapi/feedapi/db"
@@ -190,8 +188,8 @@ func NewExecutor(cfg Config) *executor.Executor {
 	return e
 }
 
-// NewHandler returns the /graphql HTTP handler: queries by POST and GET,
-// and gqlgen's playground for a browser's GET (Accept: text/html). A POST
+// NewHandler returns the /graphql HTTP handler: queries by POST and GET
+// (the GraphiQL page for browsers is the REST layer's). A POST
 // body over Limits.MaxBodyBytes or not in the shape of a GraphQL request is
 // refused before parsing, and every error of a refused request carries an
 // extensions.code. The caller puts authentication and the tier check in
@@ -203,11 +201,6 @@ func NewHandler(cfg Config) http.Handler {
 	srv.AddTransport(transport.POST{})
 	configure(srv, cfg)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.RawQuery == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
-			// The playground sends its queries back to the path it was served from.
-			playground.Handler("feedapi GraphQL", r.URL.Path).ServeHTTP(w, r)
-			return
-		}
 		if r.Method == http.MethodPost && !checkBody(w, r, cfg.Limits.MaxBodyBytes) {
 			return
 		}

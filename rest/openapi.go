@@ -360,6 +360,18 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 				Content: oaJSONContent(oaRef("GraphQLRequest"))}),
 		},
 	}
+	p[graphiqlAssetsPath+"/{file}"] = &oaPathItem{Get: &oaOperation{
+		OperationID: "getGraphiQLAsset", Summary: "A script or stylesheet of the GraphiQL page", Tags: []string{oaTagGQL}, Security: oaOpen(),
+		Description: "The GraphiQL page of `GET /graphql` loads its scripts and stylesheets from here, never from another host, so it works offline. Names carry the package version and are cached as immutable. Needs no key; limited per client IP.",
+		Parameters: []*oaParameter{{Name: "file", In: "path", Required: true, Description: "The file's name, as the page references it.",
+			Schema: &oaSchema{Type: "string", Examples: []any{"graphiql-3.9.0.min.js"}}}},
+		Responses: oaWithErrors(oaOpenResponses(map[string]*oaResponse{
+			"200": {Description: "The file.", Headers: oaHeaders("ETag", "X-Request-Id"), Content: map[string]oaMediaType{
+				"text/javascript": {Schema: &oaSchema{Type: "string"}},
+				"text/css":        {Schema: &oaSchema{Type: "string"}},
+			}},
+		}), "404"),
+	}}
 	if o.ETFEnabled {
 		p["/v1/etf-flows"] = &oaPathItem{Get: &oaOperation{
 			OperationID: "listEtfFlows", Summary: "List daily ETF flows", Tags: []string{oaTagETF}, Security: oaKeyed(),
@@ -395,7 +407,7 @@ func oaGraphQL(method string, params []*oaParameter, body *oaRequestBody) *oaOpe
 	security := oaKeyed()
 	if method == "Get" {
 		rs["200"].Content["text/html"] = oaMediaType{Schema: &oaSchema{Type: "string",
-			Description: "The playground page, for a browser asking for `text/html` without a query. It needs no key (it holds no data; its queries carry the key put in its Headers pane) and is limited per client IP."}}
+			Description: "The GraphiQL page, for a browser asking for `text/html` without a query. It needs no key (it holds no data) and is limited per client IP. It asks for an `internal` key before it starts, keeps it in the tab's memory only (never in the browser's storage), and sends it with every query, the schema for its Docs pane included. Its assets come from `/graphql/assets/`, so it works offline."}}
 		// The page needs no key; a query by GET still does.
 		security = append(security, oaSecurity{})
 	}

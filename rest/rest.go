@@ -86,6 +86,7 @@ type server struct {
 	keys           Authenticator
 	queries        *runner
 	graphql        http.Handler
+	graphiql       *graphiql
 	openapi        []byte
 	endpoints      []endpoint
 	rateLimit      int
@@ -184,6 +185,9 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("rest: build OpenAPI document: %w", err)
 	}
 	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))
+	if s.graphiql, err = newGraphiQL(); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
 
 	var counter httprate.LimitCounter
 	if cfg.Redis != nil {

@@ -36,6 +36,10 @@ func (s *server) routes() http.Handler {
 			getHead(r, ep.pattern, s.serve(ep))
 		}
 	})
+	// The GraphiQL page's assets: no key, limited per client IP.
+	getHead(r, graphiqlAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.graphiql.serveAsset(w, r, s.notFound)
+	})))
 	// GraphQL for internal dashboards.
 	r.Group(func(r chi.Router) {
 		r.Use(s.playgroundWithoutKey, s.authenticate, s.keyed("internal"))
@@ -48,10 +52,10 @@ func (s *server) routes() http.Handler {
 // playgroundWithoutKey serves the GraphiQL page of GET /graphql (a browser
 // asking for text/html, no query) without a key, limited per client IP: the
 // page is static and holds no data, and a browser cannot attach a bearer key
-// to a navigation. The queries the page sends carry the key its user puts in
-// its Headers pane, and go through the key and tier checks as usual.
+// to a navigation. The page asks its user for the key; the queries it sends
+// carry it and go through the key and tier checks as usual.
 func (s *server) playgroundWithoutKey(next http.Handler) http.Handler {
-	page := s.ipLimited(http.HandlerFunc(s.serveGraphQL))
+	page := s.ipLimited(http.HandlerFunc(s.graphiql.servePage))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.RawQuery == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
 			page.ServeHTTP(w, r)

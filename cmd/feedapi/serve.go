@@ -98,8 +98,7 @@ feedapi demo is serving on %[1]s
 
   curl -H "Authorization: Bearer %[2]s" '%[1]s/v1/posts?limit=2'
   curl '%[1]s/v1/health'
-  GraphiQL: open %[1]s/graphql in a browser and put
-  {"Authorization": "Bearer %[3]s"} in its Headers pane
+  GraphiQL: open %[1]s/graphql in a browser and enter the internal key
 
 `, base, free, internal)
 	}

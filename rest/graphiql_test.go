@@ -1,0 +1,155 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestGraphiQLIsSelfContained checks that every script and stylesheet the
+// page loads comes from the API itself (no CDN: the page works offline),
+// with the right content type and caching, and that the page tells its user
+// where the key is kept.
+func TestGraphiQLIsSelfContained(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	page := a.get(t, "/graphql", "", "Accept", "text/html")
+	page.wantStatus(t, http.StatusOK)
+	body := string(page.plain)
+	if strings.Contains(body, "//") && regexp.MustCompile(`(src|href)="(https?:)?//`).MatchString(body) {
+		t.Errorf("the page loads something from another host:\n%s", body)
+	}
+	if !strings.Contains(body, "not written to\n  the browser's storage") {
+		t.Error("the page does not say that the key is not kept in the browser")
+	}
+	refs := regexp.MustCompile(`(?:src|href)="(/graphql/assets/[^"]+)"`).FindAllStringSubmatch(body, -1)
+	if len(refs) < 6 {
+		t.Fatalf("the page references %d assets, want the 6 scripts and stylesheets: %q", len(refs), refs)
+	}
+	for _, ref := range refs {
+		r, err := client.Get(a.srv.URL + ref[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		wantType := "text/javascript; charset=utf-8"
+		if strings.HasSuffix(ref[1], ".css") {
+			wantType = "text/css; charset=utf-8"
+		}
+		if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != wantType || r.ContentLength < 100 {
+			t.Errorf("%s: %d %q, %d bytes; want 200 %q", ref[1], r.StatusCode, r.Header.Get("Content-Type"), r.ContentLength, wantType)
+		}
+		if cc := r.Header.Get("Cache-Control"); cc == "" {
+			t.Errorf("%s: no Cache-Control", ref[1])
+		}
+		again := a.get(t, ref[1], "", "If-None-Match", r.Header.Get("Etag"))
+		if r.Header.Get("Etag") == "" || again.StatusCode != http.StatusNotModified {
+			t.Errorf("%s: ETag %q, revalidation %d; want a strong ETag and 304", ref[1], r.Header.Get("Etag"), again.StatusCode)
+		}
+	}
+	missing := a.get(t, "/graphql/assets/graphiql-0.0.0.min.js", "")
+	missing.wantStatus(t, http.StatusNotFound)
+	if missing.env.Error == nil || missing.env.Error.Code != "not_found" {
+		t.Errorf("unknown asset: %s, want the not_found envelope", missing.plain)
+	}
+}
+
+// chromium finds a Chromium binary: $CHROMIUM, or Debian's chromium.
+func chromium() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestGraphiQLInABrowser opens the page in headless Chromium, as a user
+// would: it enters an internal key and checks that GraphiQL renders and that
+// its Docs pane lists the schema's Query type, with no "Re-fetch schema"
+// step; and that a free key is refused on the key step with the API's message.
+func TestGraphiQLInABrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM")
+	}
+	t.Parallel()
+	a := newAPI(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	// Seconds, not a bound on speed: a cold Chromium on a busy machine is slow.
+	timeout := 2 * time.Minute
+	if d, ok := t.Deadline(); ok && time.Until(d) < timeout {
+		timeout = time.Until(d) - 5*time.Second
+	}
+
+	tests := []struct {
+		name, key string
+		want      func(ctx context.Context) error
+	}{
+		{"an internal key opens GraphiQL with its docs", a.intern, func(ctx context.Context) error {
+			if err := chromedp.Do(ctx,
+				chromedp.WaitVisible(chromedp.CSS(".graphiql-container")),
+				chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
+				chromedp.WaitVisible(chromedp.CSS(".graphiql-doc-explorer-root-type")),
+			); err != nil {
+				return err
+			}
+			docs, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".graphiql-doc-explorer")))
+			if err == nil && !strings.Contains(docs, "Query") {
+				t.Errorf("the Docs pane shows %q, want the Query type", docs)
+			}
+			return err
+		}},
+		{"a free key is refused on the key step", a.free, func(ctx context.Context) error {
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("key-error").textContent.includes("(403)")`)); err != nil {
+				return err
+			}
+			msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("key-error")))
+			if err == nil && !strings.Contains(msg, "internal") {
+				t.Errorf("key step says %q, want the API's forbidden_tier message", msg)
+			}
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := chromedp.NewContext(allocCtx)
+			defer cancel()
+			// The first Run starts the tab; its context must not time out.
+			if err := chromedp.Do(ctx); err != nil {
+				t.Fatalf("start Chromium: %v", err)
+			}
+			ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+			defer cancelTimeout()
+			err := chromedp.Do(ctx,
+				chromedp.Navigate(a.srv.URL+"/graphql"),
+				chromedp.WaitVisible(chromedp.ID("key")),
+				chromedp.SendKeys(chromedp.ID("key"), tt.key),
+				chromedp.Click(chromedp.CSS(`#key-form button[type="submit"]`)),
+			)
+			if err == nil {
+				err = tt.want(ctx)
+			}
+			if err != nil {
+				html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("body")))
+				t.Fatalf("%v; page:\n%.2000s", err, html)
+			}
+		})
+	}
+}
