@@ -52,7 +52,9 @@ type Options struct {
 	// 500ms).
 	PrimaryTimeout time.Duration
 	// PrimaryRetry is how often the primary is pinged while it is away
-	// (default 1s); keys are read from it again once it answers.
+	// (default 1s); once it answers, keys are read from it again and
+	// every cached verification is dropped, so a revocation the replica
+	// had not seen counts within about PrimaryRetry of its return.
 	PrimaryRetry time.Duration
 	// RefreshInterval is the least time between two reads of the keys
 	// issued since the last one (default 100ms). A secret whose hash is not
@@ -108,10 +110,18 @@ func NewService(idb bun.IDB, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	src := &source{primary: idb, replica: opts.Replica, timeout: opts.PrimaryTimeout, retry: opts.PrimaryRetry, log: opts.Logger}
-	return &Service{idb: idb, opts: opts, src: src,
-		issued: newIssued(src.read, opts.RefreshInterval, refreshTimeout, holeTTL, opts.Now),
-		valid:  make(map[[sha256.Size]byte]cached), invalid: make(map[[sha256.Size]byte]cached)}
+	s := &Service{idb: idb, opts: opts,
+		valid: make(map[[sha256.Size]byte]cached), invalid: make(map[[sha256.Size]byte]cached)}
+	s.src = &source{primary: idb, replica: opts.Replica, timeout: opts.PrimaryTimeout, retry: opts.PrimaryRetry,
+		log: opts.Logger, back: s.forgetAll, stop: make(chan struct{})}
+	s.issued = newIssued(s.src.read, opts.RefreshInterval, refreshTimeout, holeTTL, opts.Now)
+	return s
+}
+
+// Close stops the background pings of a primary that has gone away (with
+// Options.Replica); the service must not be used afterwards.
+func (s *Service) Close() {
+	s.src.close()
 }
 
 const (
@@ -263,6 +273,16 @@ func (s *Service) store(hash [sha256.Size]byte, c cached) {
 		clear(m) // crude but bounded; entries live only seconds anyway
 	}
 	m[hash] = c
+}
+
+// forgetAll empties the cache, when the primary is back: what was verified
+// on the replica meanwhile is verified again on the primary, so a
+// revocation the replica had not seen yet counts at once.
+func (s *Service) forgetAll() {
+	s.mu.Lock()
+	clear(s.valid)
+	clear(s.invalid)
+	s.mu.Unlock()
 }
 
 func (s *Service) forget(hash []byte) {

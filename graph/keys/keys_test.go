@@ -346,6 +346,7 @@ func TestKeysFromReplicaWhilePrimaryIsAway(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	svc := keys.NewService(primary, keys.Options{Replica: replica, CacheTTL: 2 * time.Second, Now: clk.Now,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	defer svc.Close()
 	// The key was issued before the outage and has replicated.
 	secret, key, err := keys.NewService(replica, keys.Options{}).Create(ctx, db.TierPro, "bot")
 	if err != nil {

@@ -21,11 +21,12 @@ type source struct {
 	timeout          time.Duration
 	retry            time.Duration
 	log              *slog.Logger
+	back             func() // called when the primary answers again
+	stop             chan struct{}
 
-	mu      sync.Mutex
-	down    bool      // the primary failed and has not answered since
-	retryAt time.Time // when to ping it next
-	probing bool
+	mu     sync.Mutex
+	down   bool // the primary failed and has not answered since
+	closed bool
 }
 
 // read runs fn against the primary or, when a replica is configured and the
@@ -34,7 +35,7 @@ func (s *source) read(ctx context.Context, fn func(context.Context, bun.IDB) err
 	if s.replica == nil {
 		return fn(ctx, s.primary)
 	}
-	if !s.primaryUp() {
+	if s.primaryDown() {
 		return fn(ctx, s.replica)
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -47,44 +48,54 @@ func (s *source) read(ctx context.Context, fn func(context.Context, bun.IDB) err
 	return fn(ctx, s.replica)
 }
 
-// primaryUp reports whether to ask the primary; while it is down, it starts
-// a background ping when one is due.
-func (s *source) primaryUp() bool {
+func (s *source) primaryDown() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.down {
-		return true
-	}
-	if !s.probing && !time.Now().Before(s.retryAt) {
-		s.probing = true
-		go s.probe()
-	}
-	return false
+	return s.down
 }
 
-// failed marks the primary down after err.
+// failed marks the primary down after err and starts pinging it.
 func (s *source) failed(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.down {
+	if s.down || s.closed {
 		return
 	}
-	s.down, s.retryAt = true, time.Now().Add(s.retry)
+	s.down = true
 	s.log.Warn("api keys: the primary database does not answer; verifying keys on the read replica", slog.Any("error", err))
+	go s.probe()
 }
 
-// probe pings the primary and marks it up when it answers.
+// probe pings the primary every retry until it answers, then marks it up.
 func (s *source) probe() {
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-	err := db.Ping(ctx, s.primary)
-	cancel()
+	t := time.NewTicker(s.retry)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		err := db.Ping(ctx, s.primary)
+		cancel()
+		if err == nil {
+			break
+		}
+	}
+	s.mu.Lock()
+	s.down = false
+	s.mu.Unlock()
+	s.log.Info("api keys: the primary database answers again; verifying keys on it")
+	s.back()
+}
+
+// close stops the pings of an absent primary.
+func (s *source) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.probing = false
-	if err != nil {
-		s.retryAt = time.Now().Add(s.retry)
-		return
+	if !s.closed {
+		s.closed = true
+		close(s.stop)
 	}
-	s.down = false
-	s.log.Info("api keys: the primary database answers again; verifying keys on it")
 }
