@@ -119,7 +119,7 @@ func NewService(idb bun.IDB, opts Options) *Service {
 }
 
 // Close stops the background pings of a primary that has gone away (with
-// Options.Replica); the service must not be used afterwards.
+// Options.Replica). Call it when the service is no longer needed.
 func (s *Service) Close() {
 	s.src.close()
 }
