@@ -72,3 +72,23 @@ func RevokeAPIKeysNamed(ctx context.Context, idb bun.IDB, name string, at time.T
 	}
 	return ks, nil
 }
+
+// APIKeyHash is the id and secret hash of a key: what it takes to know
+// whether a presented secret was ever issued.
+type APIKeyHash struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID      int64  `bun:"id,pk"`
+	KeyHash []byte `bun:"key_hash"`
+}
+
+// APIKeyHashesAfter returns the ids and hashes of the keys whose id is
+// greater than after, in id order: all of them from 0, only the new ones
+// from the largest id seen (a range scan of the primary key).
+func APIKeyHashesAfter(ctx context.Context, idb bun.IDB, after int64) ([]APIKeyHash, error) {
+	var ks []APIKeyHash
+	if err := idb.NewSelect().Model(&ks).Column("id", "key_hash").Where("id > ?", after).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list api key hashes after %d: %w", after, err)
+	}
+	return ks, nil
+}

@@ -35,9 +35,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Limits bound every operation; zero fields take DefaultLimits' values.
 	Limits Limits
-	// Ping checks the database for health (default: Store.Ping). It is
-	// called with Limits.PingTimeout and its failure never fails a request.
+	// Ping checks the database the queries read from, for health (default:
+	// Store.Ping). It is called with Limits.PingTimeout and its failure
+	// never fails a request.
 	Ping func(ctx context.Context) error
+	// PingPrimary, set when Store reads from a replica, checks the primary,
+	// which holds the API keys. Health then reports both, and the primary
+	// alone being away degrades health without making the API unreadable.
+	PingPrimary func(ctx context.Context) error
 	// Extensions are further gqlgen extensions (metrics, tracing), used
 	// after feedapi's own by NewHandler, NewExecutor and ConfigureExecutor.
 	// A field interceptor (graphql.FieldInterceptor) is refused with a

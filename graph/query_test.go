@@ -291,26 +291,33 @@ func TestHealth(t *testing.T) {
 	// database is slow on a busy machine. Only the fake slow ping, which
 	// waits for its deadline whatever the machine, gets a short one.
 	const realWork, fakeWait = 30 * time.Second, 50 * time.Millisecond
+	refused := func(context.Context) error { return errors.New("connection refused") }
+	answers := func(context.Context) error { return nil }
 	tests := []struct {
-		name        string
-		ping        func(context.Context) error
-		pingTimeout time.Duration
-		wantStatus  string
-		wantDB      string
+		name                  string
+		ping, pingPrimary     func(context.Context) error
+		pingTimeout           time.Duration
+		wantStatus, wantDB    string
+		wantPrimary, wantRepl string
 	}{
-		{"database answers", nil, realWork, "ok", "ok"},
-		{"database unreachable", func(context.Context) error { return errors.New("connection refused") }, realWork, "degraded", "unreachable"},
-		{"database too slow", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, fakeWait, "degraded", "unreachable"},
-		{"ping panics", func(context.Context) error { panic("driver bug") }, realWork, "degraded", "unreachable"},
+		{"database answers", nil, nil, realWork, "ok", "ok", "ok", "none"},
+		{"database unreachable", refused, nil, realWork, "degraded", "unreachable", "unreachable", "none"},
+		{"database too slow", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, nil, fakeWait, "degraded", "unreachable", "unreachable", "none"},
+		{"ping panics", func(context.Context) error { panic("driver bug") }, nil, realWork, "degraded", "unreachable", "unreachable", "none"},
+		// With a read replica, database is the replica the queries read.
+		{"replica and primary answer", nil, answers, realWork, "ok", "ok", "ok", "ok"},
+		{"primary unreachable, replica answers", nil, refused, realWork, "degraded", "ok", "unreachable", "ok"},
+		{"replica unreachable, primary answers", refused, answers, realWork, "degraded", "unreachable", "ok", "unreachable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, func(c *graph.Config) {
 				c.Ping = tt.ping
+				c.PingPrimary = tt.pingPrimary
 				c.Limits.PingTimeout = tt.pingTimeout
 			})
-			r := e.do("", `{ health { status version apiVersion database } }`, nil)
+			r := e.do("", `{ health { status version apiVersion database databasePrimary databaseReplica } }`, nil)
 			if len(r.Errors) > 0 {
 				t.Fatalf("errors: %+v", r.Errors)
 			}
@@ -318,7 +325,8 @@ func TestHealth(t *testing.T) {
 			if err := json.Unmarshal(r.Data, &out); err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]string{"status": tt.wantStatus, "version": "test-1", "apiVersion": "v1", "database": tt.wantDB}
+			want := map[string]string{"status": tt.wantStatus, "version": "test-1", "apiVersion": "v1", "database": tt.wantDB,
+				"databasePrimary": tt.wantPrimary, "databaseReplica": tt.wantRepl}
 			for k, v := range want {
 				if got := out.Health[k]; got != v {
 					t.Errorf("%s = %q, want %q", k, got, v)

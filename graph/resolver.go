@@ -12,21 +12,23 @@ import (
 
 // Resolver is the root resolver and the point where dependencies are injected.
 type Resolver struct {
-	store      *db.Store
-	etfEnabled bool
-	version    string
-	limits     Limits
-	ping       func(ctx context.Context) error
+	store       *db.Store
+	etfEnabled  bool
+	version     string
+	limits      Limits
+	ping        func(ctx context.Context) error
+	pingPrimary func(ctx context.Context) error // nil without a read replica
 }
 
 // newResolver builds the root resolver from a completed Config.
 func newResolver(cfg Config) *Resolver {
 	return &Resolver{
-		store:      cfg.Store,
-		etfEnabled: cfg.ETFEnabled,
-		version:    cfg.Version,
-		limits:     cfg.Limits,
-		ping:       cfg.Ping,
+		store:       cfg.Store,
+		etfEnabled:  cfg.ETFEnabled,
+		version:     cfg.Version,
+		limits:      cfg.Limits,
+		ping:        cfg.Ping,
+		pingPrimary: cfg.PingPrimary,
 	}
 }
 
@@ -37,10 +39,23 @@ func sortedAssets() []db.Asset {
 	return out
 }
 
-// databaseAnswers pings the database within Limits.PingTimeout. Health must
-// answer whatever happens, so a failing or even panicking ping only means
+// databasesAnswer pings, at once and each within Limits.PingTimeout, the
+// database the queries read from and, when it is a replica, the primary
+// (without one, the primary is the database read from). Health must answer
+// whatever happens, so a failing or even panicking ping only means
 // "unreachable".
-func (r *Resolver) databaseAnswers(ctx context.Context) (ok bool) {
+func (r *Resolver) databasesAnswer(ctx context.Context) (reads, primary bool) {
+	if r.pingPrimary == nil {
+		reads = r.answers(ctx, r.ping)
+		return reads, reads
+	}
+	done := make(chan bool, 1)
+	go func() { done <- r.answers(ctx, r.pingPrimary) }()
+	reads = r.answers(ctx, r.ping)
+	return reads, <-done
+}
+
+func (r *Resolver) answers(ctx context.Context, ping func(context.Context) error) (ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, r.limits.PingTimeout)
 	defer cancel()
 	defer func() {
@@ -48,5 +63,13 @@ func (r *Resolver) databaseAnswers(ctx context.Context) (ok bool) {
 			ok = false
 		}
 	}()
-	return r.ping(ctx) == nil
+	return ping(ctx) == nil
+}
+
+// reachability is health's word for whether a database answers.
+func reachability(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "unreachable"
 }

@@ -187,9 +187,15 @@ func (r *queryResolver) EtfFlowsLatest(ctx context.Context, assets []db.Asset) (
 
 // Health is the resolver for the health field.
 func (r *queryResolver) Health(ctx context.Context) (*model.Health, error) {
-	h := &model.Health{Status: "ok", Version: r.version, APIVersion: APIVersion, Database: "ok"}
-	if !r.databaseAnswers(ctx) {
-		h.Status, h.Database = "degraded", "unreachable"
+	h := &model.Health{Status: "ok", Version: r.version, APIVersion: APIVersion, DatabaseReplica: "none"}
+	reads, primary := r.databasesAnswer(ctx)
+	h.Database = reachability(reads)
+	h.DatabasePrimary = reachability(primary)
+	if r.pingPrimary != nil {
+		h.DatabaseReplica = h.Database
+	}
+	if !reads || !primary {
+		h.Status = "degraded"
 	}
 	return h, nil
 }

@@ -187,9 +187,12 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 	return res, nil
 }
 
-// health serves /v1/health: 200 while the database answers, 503 (with the
-// same body shape, status "degraded") while it does not; rate_limits tells
-// where the rate limits are counted (withRateLimits).
+// health serves /v1/health: 200 while the database the API reads from
+// answers, 503 (with the same body shape, status "degraded") while it does
+// not. A primary away while its read replica answers degrades the status
+// but not the HTTP code: the API still serves, and a load balancer must not
+// take every replica of it out for that. rate_limits tells where the rate
+// limits are counted (withRateLimits).
 func (s *server) health(w http.ResponseWriter, r *http.Request) {
 	if _, err := parseParams(r, nil); err != nil {
 		s.writeError(w, r, err)
@@ -200,7 +203,7 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 		data, err = member(data, "data")
 	}
 	var h struct {
-		Status string `json:"status"`
+		Database string `json:"database"`
 	}
 	if err == nil {
 		err = json.Unmarshal(data, &h)
@@ -210,7 +213,7 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := http.StatusOK
-	if h.Status != "ok" {
+	if h.Database != "ok" {
 		status = http.StatusServiceUnavailable
 	}
 	s.writeSuccess(w, r, success{status: status, data: s.withRateLimits(data), cache: cacheNone})

@@ -586,8 +586,9 @@ func TestHealth(t *testing.T) {
 		r := a.get(t, "/v1/health", "")
 		r.wantStatus(t, http.StatusOK)
 		obj := r.object(t)
-		wantFields(t, "health", obj, "status", "version", "api_version", "database", "rate_limits")
-		for f, want := range map[string]string{"status": "ok", "version": "test-1", "api_version": "v1", "database": "ok", "rate_limits": "local"} {
+		wantFields(t, "health", obj, "status", "version", "api_version", "database", "database_primary", "database_replica", "rate_limits")
+		for f, want := range map[string]string{"status": "ok", "version": "test-1", "api_version": "v1", "database": "ok",
+			"database_primary": "ok", "database_replica": "none", "rate_limits": "local"} {
 			if got := str(t, obj[f]); got != want {
 				t.Errorf("%s = %q, want %q", f, got, want)
 			}
@@ -614,4 +615,34 @@ func TestHealth(t *testing.T) {
 			t.Errorf("database = %q, want unreachable", got)
 		}
 	})
+	// The readable API must not be taken out of a load balancer for a
+	// primary outage while its read replica serves.
+	for _, tt := range []struct {
+		name                    string
+		replica, primary        error
+		wantCode                int
+		wantStatus, wantDB      string
+		wantPrimary, wantReplic string
+	}{
+		{"with a replica, both answer: 200 ok", nil, nil, http.StatusOK, "ok", "ok", "ok", "ok"},
+		{"primary away, replica answers: 200 degraded", nil, errors.New("connection refused"), http.StatusOK, "degraded", "ok", "unreachable", "ok"},
+		{"replica away, primary answers: 503 degraded", errors.New("connection refused"), nil, http.StatusServiceUnavailable, "degraded", "unreachable", "ok", "unreachable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := base.variant(t, func(c *Config) {
+				c.Graph.Ping = func(context.Context) error { return tt.replica }
+				c.Graph.PingPrimary = func(context.Context) error { return tt.primary }
+			})
+			r := a.get(t, "/v1/health", "")
+			r.wantStatus(t, tt.wantCode)
+			obj := r.object(t)
+			for f, want := range map[string]string{"status": tt.wantStatus, "database": tt.wantDB,
+				"database_primary": tt.wantPrimary, "database_replica": tt.wantReplic} {
+				if got := str(t, obj[f]); got != want {
+					t.Errorf("%s = %q, want %q", f, got, want)
+				}
+			}
+		})
+	}
 }

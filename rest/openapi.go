@@ -305,11 +305,11 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 	p := map[string]*oaPathItem{
 		"/v1/health": {Get: &oaOperation{
 			OperationID: "getHealth", Summary: "Health and version", Tags: []string{oaTagMeta}, Security: oaOpen(),
-			Description: "Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database is unreachable the answer is 503 with `status` `degraded`. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.",
+			Description: "Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.",
 			Parameters:  oaParams("IfNoneMatch"),
 			Responses: oaOpenResponses(map[string]*oaResponse{
-				"200": oaSuccess("The service is healthy (`status` `ok`).", "HealthResponse", true),
-				"503": oaSuccess("The database is unreachable: `status` is `degraded`, `database` `unreachable`.", "HealthResponse", false),
+				"200": oaSuccess("The service serves: `status` `ok`, or `degraded` while only the primary is unreachable and a read replica serves (`database_primary` `unreachable`).", "HealthResponse", true),
+				"503": oaSuccess("The database the API reads from is unreachable: `status` is `degraded`, `database` `unreachable`.", "HealthResponse", false),
 			}),
 		}},
 		"/v1/openapi.json": {Get: &oaOperation{
@@ -634,12 +634,14 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"created_at":          oaDateTime("Creation time."),
 		}, "uid", "id", "pane", "source", "source_name", "name", "username", "title", "body", "important", "url", "original_source_url", "created_at"),
 		"Health": oaObject("Health and version of the service.", oaProps{
-			"status":      {Type: "string", Enum: []any{"ok", "degraded"}, Description: "`ok`, or `degraded` while the database is unreachable."},
-			"version":     {Type: "string", Description: "Build version of the service."},
-			"api_version": {Type: "string", Const: "v1", Description: "API version, `v1`."},
-			"database":    {Type: "string", Enum: []any{"ok", "unreachable"}, Description: "Whether the database answers."},
-			"rate_limits": {Type: "string", Enum: []any{"shared", "local", "local_fallback"}, Description: "Where rate limits are counted: `shared` in Redis, one budget per key across all replicas; `local` in this replica, which has no Redis configured; `local_fallback` in this replica because its Redis does not answer."},
-		}, "status", "version", "api_version", "database", "rate_limits"),
+			"status":           {Type: "string", Enum: []any{"ok", "degraded"}, Description: "`ok`, or `degraded` while a database is unreachable: the one the API reads from (then 503), or, with a read replica, the primary (then 200)."},
+			"version":          {Type: "string", Description: "Build version of the service."},
+			"api_version":      {Type: "string", Const: "v1", Description: "API version, `v1`."},
+			"database":         {Type: "string", Enum: []any{"ok", "unreachable"}, Description: "Whether the database the API reads from answers: the read replica when one is configured, else the primary."},
+			"database_primary": {Type: "string", Enum: []any{"ok", "unreachable"}, Description: "Whether the primary answers, which holds the API keys and takes the writes. While it does not and a read replica answers, keys are verified on the replica."},
+			"database_replica": {Type: "string", Enum: []any{"ok", "unreachable", "none"}, Description: "Whether the read replica answers; `none` without one."},
+			"rate_limits":      {Type: "string", Enum: []any{"shared", "local", "local_fallback"}, Description: "Where rate limits are counted: `shared` in Redis, one budget per key across all replicas; `local` in this replica, which has no Redis configured; `local_fallback` in this replica because its Redis does not answer."},
+		}, "status", "version", "api_version", "database", "database_primary", "database_replica", "rate_limits"),
 		"OpenAPIDocument": {Type: "object", Description: "An OpenAPI 3.1 document.", Required: []string{"openapi", "info", "paths"},
 			Properties: oaProps{"openapi": {Type: "string", Const: "3.1.0"}}},
 

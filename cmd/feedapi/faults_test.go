@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/db/dbtest"
 	"github.com/feedapi/feedapi/graph/keys"
@@ -126,5 +128,136 @@ func TestDatabaseOutage(t *testing.T) {
 				t.Errorf("a key appears in the log of the outage:\n%s", logs)
 			}
 		})
+	}
+}
+
+// TestPrimaryOutageWithReplica cuts the service off its primary while its
+// read replica (another database, behind a proxy of its own) answers:
+// keyed reads go on, with keys verified on the replica, health says the
+// primary is away without failing (200, status degraded), and a revocation
+// made on the primary meanwhile, which the replica has not seen (lag), is
+// honoured within 5 s once the primary is back.
+func TestPrimaryOutageWithReplica(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []cutMode{refuse, blackhole} {
+		t.Run("primary connections "+mode.String(), func(t *testing.T) {
+			t.Parallel()
+			primary, primaryURL := dbtest.NewWithURL(t)
+			replica, replicaURL := dbtest.NewWithURL(t)
+			warm, _ := newKey(t, primary, db.TierFree)
+			cold, _ := newKey(t, primary, db.TierPro)
+			doomed, doomedID := newKey(t, primary, db.TierFree)
+			replicateKeys(t, primary, replica)
+			primaryProxy := newFaultProxy(t, "127.0.0.1:5432")
+			replicaProxy := newFaultProxy(t, "127.0.0.1:5432")
+			p := startServer(t, map[string]string{
+				"DATABASE_URL":          withHost(t, primaryURL, primaryProxy.Addr()),
+				"DATABASE_REPLICA_URL":  withHost(t, replicaURL, replicaProxy.Addr()),
+				"FEEDAPI_RATE_LIMIT":    "100000",
+				"FEEDAPI_IP_RATE_LIMIT": "100000",
+			})
+			const path = "/v1/posts?limit=2"
+			for _, key := range []string{warm, doomed} {
+				if r := p.get(t, path, key); r.status != http.StatusOK {
+					t.Fatalf("before the cut: %d %s", r.status, r.body)
+				}
+			}
+
+			primaryProxy.Cut(mode)
+			cut := time.Now()
+			t.Run("keyed reads answer 200", func(t *testing.T) {
+				// Past the 2 s verification cache, so that keys are looked
+				// up again during the outage, not only served from memory.
+				for first := true; first || time.Since(cut) < 3*time.Second; first = false {
+					for _, c := range []struct{ path, key string }{{path, warm}, {"/v1/sources", cold}} {
+						if r := p.get(t, c.path, c.key); r.status != http.StatusOK {
+							t.Fatalf("%s after %s of outage: %d %s", c.path, time.Since(cut).Round(time.Millisecond), r.status, r.body)
+						}
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			t.Run("a made-up key answers 401", func(t *testing.T) {
+				made := []byte(warm)
+				made[len(made)-1] ^= 1
+				if r := p.get(t, path, string(made)); r.status != http.StatusUnauthorized {
+					t.Errorf("made-up key: %d %s, want 401", r.status, r.body)
+				}
+			})
+			t.Run("health answers 200 degraded, naming the primary", func(t *testing.T) {
+				r := p.get(t, "/v1/health", "")
+				var h map[string]string
+				if err := json.Unmarshal(r.env.Data, &h); err != nil {
+					t.Fatalf("health data: %v: %s", err, r.body)
+				}
+				want := map[string]string{"status": "degraded", "database": "ok", "database_primary": "unreachable", "database_replica": "ok"}
+				if r.status != http.StatusOK {
+					t.Errorf("health: %d, want 200: %s", r.status, r.body)
+				}
+				for k, v := range want {
+					if h[k] != v {
+						t.Errorf("health %s = %q, want %q: %s", k, h[k], v, r.body)
+					}
+				}
+			})
+
+			// Revoked on the primary, not (yet) on the replica.
+			if _, err := primary.NewRaw("UPDATE api_keys SET revoked_at = now() WHERE id = ?", doomedID).Exec(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			primaryProxy.Restore()
+			restored := time.Now()
+			for {
+				r := p.get(t, path, doomed)
+				if r.status == http.StatusUnauthorized {
+					break
+				}
+				if r.status != http.StatusOK {
+					t.Fatalf("revoked key after the primary came back: %d %s", r.status, r.body)
+				}
+				if time.Since(restored) > 2*revocationBudget {
+					t.Fatalf("the key revoked on the primary still works %s after it came back", time.Since(restored))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			refusedAfter := time.Since(restored)
+			t.Logf("%s: the revoked key was refused %s after the primary came back", mode, refusedAfter.Round(time.Millisecond))
+			if refusedAfter > revocationBudget {
+				t.Errorf("the key revoked on the primary worked for %s after it came back, want at most %s", refusedAfter, revocationBudget)
+			}
+			if r := p.get(t, path, warm); r.status != http.StatusOK {
+				t.Errorf("after the outage: %d %s", r.status, r.body)
+			}
+			for {
+				var h struct{ Status string }
+				r := p.get(t, "/v1/health", "")
+				if json.Unmarshal(r.env.Data, &h) == nil && r.status == http.StatusOK && h.Status == "ok" {
+					break
+				}
+				if time.Since(restored) > recoveryBudget+revocationBudget {
+					t.Fatalf("health still %d %s after the primary came back", r.status, r.body)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			logs := p.stderr.String()
+			for _, msg := range []string{"verifying keys on the read replica", "the primary database answers again"} {
+				if !strings.Contains(logs, msg) {
+					t.Errorf("no log line %q", msg)
+				}
+			}
+		})
+	}
+}
+
+// replicateKeys copies the api_keys rows of primary into replica, as
+// replication would.
+func replicateKeys(t testing.TB, primary, replica *bun.DB) {
+	t.Helper()
+	var ks []db.APIKey
+	if err := primary.NewSelect().Model(&ks).Scan(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replica.NewInsert().Model(&ks).Exec(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -22,21 +23,31 @@ func openReplica(url string, opts db.Options) (*bun.DB, error) {
 	return replica, nil
 }
 
-// pingDatabases returns health's database check: the primary, which holds
-// the API keys, and the replica, when there is one, which answers the
-// queries. Both must answer; they are pinged at once, so the check takes
-// as long as the slower one.
-func pingDatabases(primary, replica *bun.DB) func(context.Context) error {
-	if replica == nil {
-		return func(ctx context.Context) error { return db.Ping(ctx, primary) }
+// databasePings returns health's database checks: reads pings the database
+// the API's queries read from (the replica when there is one, else the
+// primary), primary pings the primary, which holds the API keys, and is nil
+// without a replica (reads is then its check).
+func databasePings(primaryDB, replicaDB *bun.DB) (reads, primary func(context.Context) error) {
+	primary = func(ctx context.Context) error { return db.Ping(ctx, primaryDB) }
+	if replicaDB == nil {
+		return primary, nil
 	}
-	return func(ctx context.Context) error {
-		errc := make(chan error, 1)
-		go func() { errc <- db.Ping(ctx, replica) }()
-		err := db.Ping(ctx, primary)
-		if rerr := <-errc; err == nil && rerr != nil {
-			err = fmt.Errorf("read replica: %w", rerr)
+	reads = func(ctx context.Context) error {
+		if err := db.Ping(ctx, replicaDB); err != nil {
+			return fmt.Errorf("read replica: %w", err)
 		}
-		return err
+		return nil
 	}
+	return reads, primary
+}
+
+// pingAll pings the primary and the replica, if any, at once.
+func pingAll(ctx context.Context, reads, primary func(context.Context) error) error {
+	if primary == nil {
+		return reads(ctx)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- primary(ctx) }()
+	err := reads(ctx)
+	return errors.Join(err, <-errc)
 }

@@ -35,7 +35,7 @@ type serveFlags struct {
 	RequestTO     time.Duration  `name:"request-timeout" env:"FEEDAPI_REQUEST_TIMEOUT" default:"1500ms" help:"Longest a request may wait on the database (connecting, queueing for a connection, querying); past it the answer is 500 internal, so that clients hear of a database outage within 2 seconds (0: no limit)."`
 	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
 	AdminAddr     string         `name:"admin-addr" env:"FEEDAPI_ADMIN_ADDR" help:"Address of the admin listener, which serves /metrics (Prometheus) and /debug/pprof/, e.g. 127.0.0.1:9090; never expose it publicly. Empty: no admin listener."`
-	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, while API keys are read from --database-url and health pings both."`
+	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, API keys from --database-url or, while that does not answer, from the replica; health pings both."`
 	CORSOrigins   []string       `name:"cors-origin" env:"FEEDAPI_CORS_ORIGINS" help:"Browser origins (https://app.example.com, or *) whose scripts may call the API; comma-separated. Empty: none (no CORS headers)."`
 	Proxies       []string       `name:"trusted-proxy" env:"FEEDAPI_TRUSTED_PROXIES" help:"CIDR prefixes of the load balancers or reverse proxies whose X-Forwarded-For gives the client IP (per-IP limit, access log), e.g. 10.0.0.0/8,fd00::/8. Empty: the TCP peer is the client and X-Forwarded-For is ignored."`
 }
@@ -123,17 +123,22 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		return err
 	}
 	reads := bdb
+	keyOpts := keys.Options{Logger: g.logger}
 	if replica != nil {
 		defer replica.Close()
 		reads = replica
+		keyOpts.Replica = replica
 	}
-	ping := pingDatabases(bdb, replica)
+	ping, pingPrimary := databasePings(bdb, replica)
 
 	metrics, stopAdmin, err := c.startAdmin(g.logger, bdb, replica)
 	if err != nil {
 		return err
 	}
 	defer stopAdmin()
+
+	keySvc := keys.NewService(bdb, keyOpts)
+	defer keySvc.Close()
 
 	var rdb *redis.Client
 	if c.RedisURL != "" {
@@ -156,8 +161,8 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	serverURL, altURL := c.serverURLs(ln.Addr().String())
 
 	handler, err := rest.New(rest.Config{
-		Graph:          graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping},
-		Keys:           keys.NewService(bdb, keys.Options{}),
+		Graph:          graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary},
+		Keys:           keySvc,
 		ETFEnabled:     c.ETFEnabled,
 		Version:        version(),
 		ServerURL:      serverURL,
@@ -176,7 +181,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if err != nil {
 		return err
 	}
-	if err := ping(ctx); err != nil {
+	if err := pingAll(ctx, ping, pingPrimary); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
 	return serveOn(ctx, ln, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)

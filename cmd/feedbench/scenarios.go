@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ type scenario struct {
 	// graphql marks scenarios whose answers are GraphQL responses: a 200
 	// carrying "errors" is counted as "gqlerr", not as a success.
 	graphql bool
+	// optIn scenarios run only when named, never with "all".
+	optIn bool
 }
 
 // nextFunc fills in the next request of a scenario. Attack workers call it
@@ -71,6 +74,8 @@ var scenarios = []scenario{
 		prepare: prepEtfLatest},
 	{name: "graphql-dashboard", doc: "POST /graphql: 5 briefs, 10 posts each with their brief (needs an internal key)",
 		prepare: prepGraphQLDashboard, graphql: true},
+	{name: "unknown-keys", doc: "GET /v1/posts?limit=50 with a new random well-formed key each time: a flood of refused keys (401); only when named, e.g. beside another feedbench measuring a real client",
+		prepare: prepUnknownKeys, optIn: true},
 }
 
 // selectScenarios resolves --scenarios: "all" or a list of names, kept in
@@ -82,7 +87,7 @@ func selectScenarios(names []string) ([]*scenario, error) {
 		n = strings.TrimSpace(n)
 		if n == "all" {
 			for i := range scenarios {
-				if !seen[scenarios[i].name] {
+				if !seen[scenarios[i].name] && !scenarios[i].optIn {
 					seen[scenarios[i].name] = true
 					out = append(out, &scenarios[i])
 				}
@@ -278,4 +283,26 @@ func rank(counts map[string]int) []string {
 		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
 	})
 	return keys
+}
+
+// keyAlphabet and keyLen give feedapi's key format: "fapi_" and 160 random
+// bits in lower-case base32.
+const (
+	keyAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+	keyLen      = 32
+)
+
+// prepUnknownKeys sends each request with a key nobody issued, well formed
+// so that the service cannot refuse it on its shape alone.
+func prepUnknownKeys(_ context.Context, d *discovery) (nextFunc, error) {
+	target := d.get("/v1/posts", url.Values{"limit": {"50"}})
+	return func(t *vegeta.Target) {
+		*t = target
+		var raw [keyLen]byte
+		_, _ = rand.Read(raw[:]) // never fails (crypto/rand)
+		for i, b := range raw {
+			raw[i] = keyAlphabet[b%32]
+		}
+		t.Header = http.Header{"Authorization": {"Bearer fapi_" + string(raw[:])}}
+	}, nil
 }

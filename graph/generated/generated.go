@@ -106,10 +106,12 @@ type ComplexityRoot struct {
 	}
 
 	Health struct {
-		APIVersion func(childComplexity int) int
-		Database   func(childComplexity int) int
-		Status     func(childComplexity int) int
-		Version    func(childComplexity int) int
+		APIVersion      func(childComplexity int) int
+		Database        func(childComplexity int) int
+		DatabasePrimary func(childComplexity int) int
+		DatabaseReplica func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Version         func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -475,6 +477,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Health.Database(childComplexity), true
+	case "Health.databasePrimary":
+		if e.ComplexityRoot.Health.DatabasePrimary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Health.DatabasePrimary(childComplexity), true
+	case "Health.databaseReplica":
+		if e.ComplexityRoot.Health.DatabaseReplica == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Health.DatabaseReplica(childComplexity), true
 	case "Health.status":
 		if e.ComplexityRoot.Health.Status == nil {
 			break
@@ -1049,14 +1063,22 @@ type Sources {
 
 "Health and version of the service."
 type Health {
-  "` + "`" + `ok` + "`" + `, or ` + "`" + `degraded` + "`" + ` while the database is unreachable."
+  """
+  ` + "`" + `ok` + "`" + `, or ` + "`" + `degraded` + "`" + ` while a database is unreachable: the one the API
+  reads from (` + "`" + `database` + "`" + `), or, with a read replica, the primary
+  (` + "`" + `databasePrimary` + "`" + `), while reads and keys are served from the replica.
+  """
   status: String!
   "Build version of the service."
   version: String!
   "API version, ` + "`" + `v1` + "`" + `."
   apiVersion: String!
-  "` + "`" + `ok` + "`" + ` or ` + "`" + `unreachable` + "`" + `."
+  "` + "`" + `ok` + "`" + ` or ` + "`" + `unreachable` + "`" + `: the database the API reads from (the read replica when one is configured)."
   database: String!
+  "` + "`" + `ok` + "`" + ` or ` + "`" + `unreachable` + "`" + `: the primary, which holds the API keys and takes the writes."
+  databasePrimary: String!
+  "` + "`" + `ok` + "`" + ` or ` + "`" + `unreachable` + "`" + ` with a read replica configured, else ` + "`" + `none` + "`" + `."
+  databaseReplica: String!
 }
 
 """
@@ -1272,6 +1294,10 @@ func (ec *executionContext) childFields_Health(ctx context.Context, field graphq
 		return ec.fieldContext_Health_apiVersion(ctx, field)
 	case "database":
 		return ec.fieldContext_Health_database(ctx, field)
+	case "databasePrimary":
+		return ec.fieldContext_Health_databasePrimary(ctx, field)
+	case "databaseReplica":
+		return ec.fieldContext_Health_databaseReplica(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Health", field.Name)
 }
@@ -2954,6 +2980,52 @@ func (ec *executionContext) _Health_database(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Health_database(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Health", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Health_databasePrimary(ctx context.Context, field graphql.CollectedField, obj *model.Health) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Health_databasePrimary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatabasePrimary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Health_databasePrimary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Health", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Health_databaseReplica(ctx context.Context, field graphql.CollectedField, obj *model.Health) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Health_databaseReplica(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatabaseReplica, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Health_databaseReplica(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Health", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -5575,6 +5647,16 @@ func (ec *executionContext) _Health(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "databasePrimary":
+			out.Values[i] = ec._Health_databasePrimary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "databaseReplica":
+			out.Values[i] = ec._Health_databaseReplica(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6973,7 +7055,7 @@ func plainSelectionHealth(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "apiVersion", "database", "status", "version":
+		case "__typename", "apiVersion", "database", "databasePrimary", "databaseReplica", "status", "version":
 		default:
 			return false
 		}
@@ -7017,6 +7099,10 @@ func (p *plainHealth) MarshalGQL(w io.Writer) {
 			b = scalar.AppendString(b, obj.APIVersion)
 		case "database":
 			b = scalar.AppendString(b, obj.Database)
+		case "databasePrimary":
+			b = scalar.AppendString(b, obj.DatabasePrimary)
+		case "databaseReplica":
+			b = scalar.AppendString(b, obj.DatabaseReplica)
 		case "status":
 			b = scalar.AppendString(b, obj.Status)
 		case "version":

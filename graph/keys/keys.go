@@ -8,6 +8,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,12 +43,38 @@ type Options struct {
 	CacheSize int
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
+
+	// Replica, when set, is a read replica of the database. Keys are read
+	// from it while the primary does not answer, so that reads go on
+	// through a primary outage; a revocation then counts once it has
+	// reached the replica.
+	Replica bun.IDB
+	// PrimaryTimeout bounds a read of keys on the primary when a replica
+	// can take over, and the ping that tells the primary is back (default
+	// 500ms).
+	PrimaryTimeout time.Duration
+	// PrimaryRetry is how often the primary is pinged while it is away
+	// (default 1s); once it answers, keys are read from it again and
+	// every cached verification is dropped, so a revocation the replica
+	// had not seen counts within about PrimaryRetry of its return.
+	PrimaryRetry time.Duration
+	// RefreshInterval is the least time between two reads of the keys
+	// issued since the last one (default 100ms). A secret whose hash is not
+	// among the issued keys waits for the next read, so a new key works at
+	// its first request and made-up keys cost at most one small query per
+	// interval, however many arrive.
+	RefreshInterval time.Duration
+	// Logger hears when the primary goes away and comes back (default:
+	// discard).
+	Logger *slog.Logger
 }
 
 // Service issues, lists, revokes and verifies keys.
 type Service struct {
-	idb  bun.IDB
-	opts Options
+	idb    bun.IDB
+	opts   Options
+	src    *source // where keys are read: the primary, or the replica while it is away
+	issued *issued // hashes of every issued key
 
 	// Verified keys and refused secrets are cached apart, each bounded by
 	// CacheSize, so that a flood of made-up keys cannot evict real ones.
@@ -73,9 +100,40 @@ func NewService(idb bun.IDB, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{idb: idb, opts: opts,
+	if opts.PrimaryTimeout <= 0 {
+		opts.PrimaryTimeout = 500 * time.Millisecond
+	}
+	if opts.PrimaryRetry <= 0 {
+		opts.PrimaryRetry = time.Second
+	}
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = 100 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{idb: idb, opts: opts,
 		valid: make(map[[sha256.Size]byte]cached), invalid: make(map[[sha256.Size]byte]cached)}
+	s.src = &source{primary: idb, replica: opts.Replica, timeout: opts.PrimaryTimeout, retry: opts.PrimaryRetry,
+		log: opts.Logger, back: s.forgetAll, stop: make(chan struct{})}
+	s.issued = newIssued(s.src.read, opts.RefreshInterval, refreshTimeout, holeTTL, opts.Now)
+	return s
 }
+
+// Close stops the background pings of a primary that has gone away (with
+// Options.Replica). Call it when the service is no longer needed.
+func (s *Service) Close() {
+	s.src.close()
+}
+
+const (
+	// refreshTimeout bounds one read of the issued keys.
+	refreshTimeout = 2 * time.Second
+	// holeTTL is how long the issued set waits for a key whose id it
+	// skipped (an insert that commits after a later one) before it gives
+	// the id up as burnt by a failed insert.
+	holeTTL = time.Minute
+)
 
 // Create issues a key of the given tier. The secret is returned once and
 // never stored; only its hash is.
@@ -96,6 +154,7 @@ func (s *Service) Create(ctx context.Context, tier db.Tier, name string) (secret
 	if err := db.InsertAPIKey(ctx, s.idb, &key); err != nil {
 		return "", db.APIKey{}, err
 	}
+	s.issued.add(hash)
 	return secret, key, nil
 }
 
@@ -170,7 +229,10 @@ func (s *Service) resolveID(ctx context.Context, idOrKey string) (int64, error) 
 
 // Authenticate verifies a presented secret. A missing, malformed, unknown or
 // revoked key gives ErrUnauthorized; database failures are returned as they are.
-// Results, good and bad, are cached for at most CacheTTL.
+// A secret that no issued key has is refused without a query of its own (see
+// Options.RefreshInterval); the others are looked up by hash, on the primary
+// or, while it is away, on the replica. Results, good and bad, are cached
+// for at most CacheTTL.
 func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, error) {
 	if !wellFormed(secret) {
 		return Principal{}, ErrUnauthorized
@@ -183,7 +245,18 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 		}
 		return c.principal, nil
 	}
-	k, err := db.APIKeyByHash(ctx, s.idb, hash[:])
+	known, err := s.issued.contains(ctx, hash)
+	if err != nil {
+		return Principal{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if !known {
+		return Principal{}, ErrUnauthorized
+	}
+	var k db.APIKey
+	err = s.src.read(ctx, func(ctx context.Context, idb bun.IDB) (err error) {
+		k, err = db.APIKeyByHash(ctx, idb, hash[:])
+		return err
+	})
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		s.store(hash, cached{expires: now.Add(s.opts.CacheTTL)})
@@ -235,6 +308,16 @@ func (s *Service) store(hash [sha256.Size]byte, c cached) {
 		clear(m) // crude but bounded; entries live only seconds anyway
 	}
 	m[hash] = c
+}
+
+// forgetAll empties the cache, when the primary is back: what was verified
+// on the replica meanwhile is verified again on the primary, so a
+// revocation the replica had not seen yet counts at once.
+func (s *Service) forgetAll() {
+	s.mu.Lock()
+	clear(s.valid)
+	clear(s.invalid)
+	s.mu.Unlock()
 }
 
 func (s *Service) forget(hash []byte) {

@@ -44,14 +44,20 @@ type FirehoseEdge struct {
 
 // Health and version of the service.
 type Health struct {
-	// `ok`, or `degraded` while the database is unreachable.
+	// `ok`, or `degraded` while a database is unreachable: the one the API
+	// reads from (`database`), or, with a read replica, the primary
+	// (`databasePrimary`), while reads and keys are served from the replica.
 	Status string `json:"status"`
 	// Build version of the service.
 	Version string `json:"version"`
 	// API version, `v1`.
 	APIVersion string `json:"apiVersion"`
-	// `ok` or `unreachable`.
+	// `ok` or `unreachable`: the database the API reads from (the read replica when one is configured).
 	Database string `json:"database"`
+	// `ok` or `unreachable`: the primary, which holds the API keys and takes the writes.
+	DatabasePrimary string `json:"databasePrimary"`
+	// `ok` or `unreachable` with a read replica configured, else `none`.
+	DatabaseReplica string `json:"databaseReplica"`
 }
 
 // Relay page information. On a forward page (`first`/`after`),

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"net/url"
+	"regexp"
+	"slices"
+	"testing"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// unknown-keys sends a different well-formed key each time (a cache of
+// refused keys must not absorb the flood), and only when named.
+func TestUnknownKeysScenario(t *testing.T) {
+	t.Parallel()
+	base, _ := url.Parse("http://127.0.0.1:8080")
+	d := newDiscovery(nil, base, "fapi_thelegitimatekey", scenarioOptions{})
+	next, err := prepUnknownKeys(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wellFormed := regexp.MustCompile(`^Bearer fapi_[a-z2-7]{32}$`)
+	seen := map[string]bool{}
+	for range 100 {
+		var tg vegeta.Target
+		next(&tg)
+		auth := tg.Header.Get("Authorization")
+		if !wellFormed.MatchString(auth) {
+			t.Fatalf("Authorization %q is not a well-formed feedapi key", auth)
+		}
+		if seen[auth] {
+			t.Fatalf("key %q sent twice", auth)
+		}
+		seen[auth] = true
+		if tg.URL != "http://127.0.0.1:8080/v1/posts?limit=50" {
+			t.Errorf("URL = %q", tg.URL)
+		}
+	}
+	if got := d.header.Get("Authorization"); got != "Bearer fapi_thelegitimatekey" {
+		t.Errorf("the shared header was changed: %q", got)
+	}
+	all, err := selectScenarios([]string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(all, func(s *scenario) bool { return s.name == "unknown-keys" }) {
+		t.Error(`"all" runs unknown-keys`)
+	}
+	named, err := selectScenarios([]string{"unknown-keys"})
+	if err != nil || len(named) != 1 {
+		t.Errorf("--scenarios unknown-keys: %v, %v", named, err)
+	}
+}
