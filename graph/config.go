@@ -51,8 +51,10 @@ type Config struct {
 
 // Limits bound what one operation may ask for.
 type Limits struct {
-	// MaxComplexity is the complexity budget of an operation. A field costs 1
-	// plus its selection; a list costs its page size times its selection.
+	// MaxComplexity is the complexity budget of an operation, in the units
+	// of the cost model (cost.go: about 32 bytes of response each). A field
+	// costs 1 plus its selection, a long text field its typical size, a
+	// list its page size times its selection.
 	MaxComplexity int
 	// MaxDepth is the deepest field nesting allowed (introspection excepted).
 	MaxDepth int
