@@ -14,8 +14,8 @@ import (
 //
 //   - a field costs 1 plus the cost of its selection: a scalar, an enum or
 //     an object's own field is one unit;
-//   - a long text field costs its typical size in units instead (the table
-//     below, measured on the demo data of `feedapi seed`);
+//   - a long text field costs its typical size in units instead
+//     (typicalBytes, measured on the demo data of `feedapi seed`);
 //   - a list costs its length times its selection, plus 1: a connection its
 //     page size (first or last, else 50), etfFlows its first (else 100),
 //     etfFlowsLatest one item per asset. Nested lists multiply.
@@ -25,32 +25,35 @@ import (
 // queries of the README and of feedbench cost 35 and 321.
 const costUnitBytes = 32
 
-// longTextCost is what each long text field costs: its typical size on
-// the demo data (mean length in bytes, in parentheses) divided by
-// costUnitBytes, rounded up.
-var longTextCost = struct {
+// typicalBytes are the mean lengths of the long text fields on the demo
+// data; each costs its typical size in units, rounded up (textCost).
+var typicalBytes = struct {
 	briefContent, postBody, postRaw, firehoseBody, firehoseSummary int
 }{
-	briefContent:    84, // Brief.content (2,682)
-	postBody:        6,  // Post.body (182)
-	postRaw:         16, // Post.raw (492)
-	firehoseBody:    6,  // FirehoseMessage.body (187)
-	firehoseSummary: 3,  // FirehoseMessage.summaryAi (92)
+	briefContent:    2682, // Brief.content: 84 units
+	postBody:        182,  // Post.body: 6
+	postRaw:         492,  // Post.raw: 16
+	firehoseBody:    187,  // FirehoseMessage.body: 6
+	firehoseSummary: 92,   // FirehoseMessage.summaryAi: 3
 }
+
+// textCost is the cost of a text field of the given typical size.
+func textCost(bytes int) int { return (bytes + costUnitBytes - 1) / costUnitBytes }
 
 // setComplexity installs the cost model in gqlgen's complexity functions,
 // which gqlgen's complexity limit sums over an operation before it runs.
 // Page sizes are clamped into their valid range here; out-of-range sizes
 // are refused by the resolvers with a precise message, before any SQL.
 func setComplexity(c *generated.ComplexityRoot) {
-	text := func(cost int) func(int) int {
+	text := func(bytes int) func(int) int {
+		cost := textCost(bytes)
 		return func(int) int { return cost }
 	}
-	c.Brief.Content = text(longTextCost.briefContent)
-	c.Post.Body = text(longTextCost.postBody)
-	c.Post.Raw = text(longTextCost.postRaw)
-	c.FirehoseMessage.Body = text(longTextCost.firehoseBody)
-	c.FirehoseMessage.SummaryAI = text(longTextCost.firehoseSummary)
+	c.Brief.Content = text(typicalBytes.briefContent)
+	c.Post.Body = text(typicalBytes.postBody)
+	c.Post.Raw = text(typicalBytes.postRaw)
+	c.FirehoseMessage.Body = text(typicalBytes.firehoseBody)
+	c.FirehoseMessage.SummaryAI = text(typicalBytes.firehoseSummary)
 
 	conn := func(child int, first, last *int) int {
 		return 1 + pageCost(first, last)*child
