@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -185,4 +186,41 @@ func TestCostModel(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestResponseSizeCap(t *testing.T) {
+	t.Parallel()
+	const limit = 4000
+	e := newEnv(t, func(c *graph.Config) { c.Limits.MaxResponseBytes = limit })
+	e.addPosts(fxPostID, 100, "fx-cap", fxMonday)
+	tests := []struct {
+		name, query string
+		refused     bool
+	}{
+		{"under the cap", `{ posts(first: 5, source: "fx-cap") { nodes { id body } } }`, false},
+		{"over the cap", `{ posts(first: 100, source: "fx-cap") { nodes { id body url createdAt } } }`, true},
+		{"over the cap in aliases", `{ a: posts(first: 40, source: "fx-cap") { nodes { id body url } } b: posts(first: 40, source: "fx-cap") { nodes { id body url } } }`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := e.with(t).do(db.TierInternal, tt.query, nil)
+			if !tt.refused {
+				if len(r.Errors) > 0 || len(r.Data) == 0 || len(r.Data) > limit {
+					t.Errorf("errors = %+v, data %d bytes; want the data", r.Errors, len(r.Data))
+				}
+				return
+			}
+			want := fmt.Sprintf("the response is larger than the limit of %d bytes; ask for fewer items or fields", limit)
+			if len(r.Errors) != 1 || r.Errors[0].Extensions.Code != "bad_request" || r.Errors[0].Message != want {
+				t.Errorf("errors = %+v, want one bad_request %q", r.Errors, want)
+			}
+			if string(r.Data) != "" && string(r.Data) != "null" {
+				t.Errorf("data = %.100s…, want none rather than a truncated body", r.Data)
+			}
+			if r.Status != http.StatusOK {
+				t.Errorf("status %d, want 200 as for any error of execution", r.Status)
+			}
+		})
+	}
 }
