@@ -223,4 +223,17 @@ func TestResponseSizeCap(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("the work stops once the texts read pass the cap", func(t *testing.T) {
+		// The seeded briefs' Markdown alone passes the cap: the posts of
+		// their weeks are never read.
+		before := e.queries.Load()
+		r := e.with(t).do(db.TierInternal, `{ briefs(first: 12) { nodes { content posts(first: 100) { nodes { id } } } } }`, nil)
+		if len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Message, "larger than the limit") {
+			t.Errorf("errors = %+v, want the cap's", r.Errors)
+		}
+		if n := e.queries.Load() - before; n != 1 {
+			t.Errorf("%d SQL statements ran, want 1 (the briefs, not their posts)", n)
+		}
+	})
 }

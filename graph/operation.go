@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -67,20 +68,20 @@ func (operationGuard) ExtensionName() string                   { return "Operati
 func (operationGuard) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (g operationGuard) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	rec := &errorRecord{}
-	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, errorRecordKey{}, rec))
+	op := &operationState{limit: int64(g.maxBytes)}
+	ctx, op.stop = context.WithCancelCause(context.WithValue(ctx, operationKey{}, op))
 	h := next(ctx)
 	var sent int
 	done := false
-	return func(ctx context.Context) *graphql.Response {
+	return func(rctx context.Context) *graphql.Response {
 		if done {
 			return nil
 		}
-		resp := h(ctx)
+		resp := h(rctx)
 		if resp != nil {
 			sent += len(resp.Data)
-			if sent > g.maxBytes {
-				cancel(errResponseTooLarge)
+			if sent > g.maxBytes || errors.Is(context.Cause(ctx), errResponseTooLarge) {
+				op.stop(errResponseTooLarge)
 				resp = &graphql.Response{Errors: gqlerror.List{{
 					Message:    fmt.Sprintf("the response is larger than the limit of %d bytes; ask for fewer items or fields", g.maxBytes),
 					Extensions: map[string]any{"code": string(apperr.BadRequest)},
@@ -89,14 +90,26 @@ func (g operationGuard) InterceptOperation(ctx context.Context, next graphql.Ope
 		}
 		if resp == nil || resp.HasNext == nil || !*resp.HasNext {
 			done = true
-			cancel(nil)
+			op.stop(nil)
 		}
-		rec.flush(ctx, g.log)
+		op.errors.flush(rctx, g.log)
 		return resp
 	}
 }
 
-type errorRecordKey struct{}
+// operationState is what operationGuard keeps of an operation in its
+// context.
+type operationState struct {
+	errors errorRecord
+	// text counts the bytes of the long texts the resolvers have loaded
+	// for the response so far: a lower bound of its size, since JSON only
+	// adds to a string. Past limit the operation stops.
+	text  atomic.Int64
+	limit int64
+	stop  context.CancelCauseFunc
+}
+
+type operationKey struct{}
 
 // errorRecord collects the internal errors of one operation for one log line.
 type errorRecord struct {
@@ -110,8 +123,10 @@ type errorRecord struct {
 // recordFrom returns the record of the operation ctx belongs to, or nil
 // outside an operationGuard.
 func recordFrom(ctx context.Context) *errorRecord {
-	rec, _ := ctx.Value(errorRecordKey{}).(*errorRecord)
-	return rec
+	if op, ok := ctx.Value(operationKey{}).(*operationState); ok {
+		return &op.errors
+	}
+	return nil
 }
 
 // add records err, an internal error at path.
