@@ -45,7 +45,10 @@ const maxLoggedPaths = 20
 // added up; a payload that takes the sum over maxBytes is replaced by one
 // bad_request error naming the limit, with no data, and ends the
 // operation: its context is cancelled, so deferred work still running
-// stops and sends nothing more. A response is never truncated.
+// stops and sends nothing more. A response is never truncated. While the
+// operation runs, its resolvers count the long texts they load
+// (chargeItems); once those alone pass maxBytes the operation is stopped
+// the same way, before the rest of its SQL runs and its body is built.
 //
 // Errors: the error presenter hands internal errors to the operation's
 // record instead of logging each one (one alias timing out would otherwise
