@@ -54,8 +54,10 @@ type Config struct {
 
 // Limits bound what one operation may ask for.
 type Limits struct {
-	// MaxComplexity is the complexity budget of an operation. A field costs 1
-	// plus its selection; a list costs its page size times its selection.
+	// MaxComplexity is the complexity budget of an operation, in the units
+	// of the cost model (cost.go: about 32 bytes of response each). A field
+	// costs 1 plus its selection, a long text field its typical size, a
+	// list its page size times its selection.
 	MaxComplexity int
 	// MaxDepth is the deepest field nesting allowed (introspection excepted).
 	MaxDepth int
@@ -64,6 +66,12 @@ type Limits struct {
 	// MaxBodyBytes is the largest POST body /graphql reads; a larger one
 	// is refused with 413.
 	MaxBodyBytes int64
+	// MaxResponseBytes is the largest response (the bytes of data, summed
+	// over an operation's payloads) /graphql sends; a larger one is
+	// replaced by a bad_request error that names the limit, never
+	// truncated. The fixed REST queries are bounded by their page sizes
+	// instead.
+	MaxResponseBytes int
 	// QueryCacheSize is the number of parsed and validated documents kept.
 	QueryCacheSize int
 	// BatchWait is how long a dataloader collects keys before it queries.
@@ -75,11 +83,15 @@ type Limits struct {
 // DefaultLimits returns the limits used for zero fields of Config.Limits.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxComplexity:  10000,
-		MaxDepth:       8,
-		MaxTokens:      5000,
-		MaxBodyBytes:   64 << 10,
-		QueryCacheSize: 1000,
+		MaxComplexity: 10000,
+		MaxDepth:      8,
+		MaxTokens:     5000,
+		MaxBodyBytes:  64 << 10,
+		// 13 times what the complexity budget admits of typical data
+		// (10,000 units of about 32 bytes): only unusually long texts
+		// come near it.
+		MaxResponseBytes: 4 << 20,
+		QueryCacheSize:   1000,
 		// gqlgen resolves the relation fields of a list's items in one
 		// goroutine each, all started within microseconds of each other; 2ms
 		// lets every one of them enqueue its key before the batch runs while
@@ -102,6 +114,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBodyBytes <= 0 {
 		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = d.MaxResponseBytes
 	}
 	if l.QueryCacheSize <= 0 {
 		l.QueryCacheSize = d.QueryCacheSize
@@ -153,7 +168,7 @@ type executorLike interface {
 
 func configure(e executorLike, cfg Config) {
 	e.SetErrorPresenter(errorPresenter(cfg.Logger))
-	e.SetRecoverFunc(recoverFunc(cfg.Logger))
+	e.SetRecoverFunc(recoverFunc)
 	e.SetQueryCache(lru.New[*ast.QueryDocument](cfg.Limits.QueryCacheSize))
 	e.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	e.Use(introspectionForInternal{})
@@ -196,15 +211,18 @@ func NewExecutor(cfg Config) *executor.Executor {
 // NewHandler returns the /graphql HTTP handler: queries by POST and GET
 // (the GraphiQL page for browsers is the REST layer's). A POST
 // body over Limits.MaxBodyBytes or not in the shape of a GraphQL request is
-// refused before parsing, and every error of a refused request carries an
-// extensions.code. The caller puts authentication and the tier check in
-// front of it.
+// refused before parsing, a response over Limits.MaxResponseBytes is
+// replaced by an error, and every error of a refused request carries an
+// extensions.code. An operation's internal errors are logged once, with
+// the request id of WithRequestID. The caller puts authentication and the
+// tier check in front of it.
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := handler.New(NewSchema(cfg))
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	configure(srv, cfg)
+	srv.Use(operationGuard{log: cfg.Logger, maxBytes: cfg.Limits.MaxResponseBytes})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && !checkBody(w, r, cfg.Limits.MaxBodyBytes) {
 			return

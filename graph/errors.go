@@ -29,7 +29,9 @@ var protocolCodes = map[string]bool{
 // errorPresenter shows domain errors (apperr) as they are, with
 // extensions.code and extensions.param; documents refused by the parser,
 // the validator or the complexity limit as bad_request; and anything else as
-// "internal error", logged with the operation and the path.
+// "internal error". Internal errors go to the operation's errorRecord,
+// which operationGuard logs once; outside one (an executor without it)
+// each is logged here, with the request id, the operation and the path.
 func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		var gqlErr *gqlerror.Error
@@ -50,27 +52,32 @@ func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 			out.Extensions = map[string]any{"code": string(apperr.BadRequest)}
 			return out
 		}
-		op := ""
-		if graphql.HasOperationContext(ctx) {
-			op = graphql.GetOperationContext(ctx).OperationName
+		if rec := recordFrom(ctx); rec != nil {
+			rec.add(ctx, gqlErr.Path, err)
+		} else {
+			rec := &errorRecord{}
+			rec.add(ctx, gqlErr.Path, err)
+			rec.flush(ctx, log)
 		}
-		log.ErrorContext(ctx, "graphql: internal error",
-			slog.String("operation", op),
-			slog.String("path", gqlErr.Path.String()),
-			slog.Any("error", err))
 		out.Message = "internal error"
 		out.Extensions = map[string]any{"code": string(apperr.Internal)}
 		return out
 	}
 }
 
+// panicError is a resolver's recovered panic, with the stack where it
+// happened, for the log line of the operation's internal errors.
+type panicError struct {
+	value any
+	stack string
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
 // recoverFunc turns a resolver's panic into an error that the presenter
-// shows as internal; the stack goes to the log here.
-func recoverFunc(log *slog.Logger) graphql.RecoverFunc {
-	return func(ctx context.Context, p any) error {
-		log.ErrorContext(ctx, "graphql: panic", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-		return fmt.Errorf("panic: %v", p)
-	}
+// shows as internal and logs, with its stack, in the operation's line.
+func recoverFunc(ctx context.Context, p any) error {
+	return &panicError{value: p, stack: string(debug.Stack())}
 }
 
 // storeErr maps the store's sentinel errors to domain errors.

@@ -1,14 +1,24 @@
 package graph_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/uptrace/bun"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/cursor"
+	"github.com/feedapi/feedapi/graph/keys"
 )
 
 func TestPageArgumentsRefused(t *testing.T) {
@@ -180,6 +190,78 @@ func TestErrorCodes(t *testing.T) {
 			}
 			if tt.wantLog != "" && (!strings.Contains(logs, tt.wantLog) || !strings.Contains(logs, "path=")) {
 				t.Errorf("log %q, want it to contain %q and the path", logs, tt.wantLog)
+			}
+		})
+	}
+}
+
+// cancelHook cancels the request, with cause, when the store sends its
+// first statement, as a client leaving or the request timeout would while
+// the operation runs.
+type cancelHook struct {
+	once   *sync.Once
+	cancel context.CancelCauseFunc
+	cause  error
+}
+
+func (h cancelHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	h.once.Do(func() { h.cancel(h.cause) })
+	return ctx
+}
+func (cancelHook) AfterQuery(context.Context, *bun.QueryEvent) {}
+
+func TestInternalErrorsLoggedOncePerRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// Three aliases, each of which fails once the request's context ends.
+	const query = `query Dash { a: posts(first: 1) { nodes { id } } b: firehose(first: 1) { nodes { id } } c: briefs(first: 1) { nodes { id } } }`
+	tests := []struct {
+		name      string
+		cause     error
+		wantError bool // one ERROR line naming the request, else none
+	}{
+		{"the request timeout is an internal error, logged once", context.DeadlineExceeded, true},
+		{"a client that went away is no internal error", context.Canceled, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			h := graph.NewHandler(graph.Config{
+				Store:      db.NewStore(e.bdb.WithQueryHook(cancelHook{once: new(sync.Once), cancel: cancel, cause: tt.cause})),
+				ETFEnabled: true,
+				Logger:     slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, nil)),
+			})
+			body, _ := json.Marshal(map[string]any{"query": query})
+			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			ctx = keys.WithPrincipal(graph.WithRequestID(ctx, "req-0042"), keys.Principal{KeyID: 1, Tier: db.TierInternal})
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req.WithContext(ctx))
+
+			var r response
+			if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil {
+				t.Fatalf("decode %q: %v", w.Body, err)
+			}
+			if len(r.Errors) != 3 {
+				t.Errorf("errors = %+v, want one per alias", r.Errors)
+			}
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if !tt.wantError {
+				if strings.Contains(logs.String(), "level=ERROR") {
+					t.Errorf("logged an error for a client that went away:\n%s", logs.String())
+				}
+				return
+			}
+			if len(lines) != 1 {
+				t.Fatalf("logged %d lines, want 1:\n%s", len(lines), logs.String())
+			}
+			for _, want := range []string{"level=ERROR", "request_id=req-0042", "operation=Dash", "errors=3", "a", "b", "c", "context canceled"} {
+				if !strings.Contains(lines[0], want) {
+					t.Errorf("log line %q lacks %q", lines[0], want)
+				}
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
-	"github.com/feedapi/feedapi/graph/generated"
 	"github.com/feedapi/feedapi/graph/keys"
 )
 
@@ -23,50 +21,6 @@ const (
 	defaultEtfSize  = 100
 	maxEtfSize      = 500
 )
-
-// setComplexity prices the list fields: a connection costs its page size
-// times its selection (plus one), so nested connections multiply. Sizes are
-// clamped into their valid range here; out-of-range sizes are refused by the
-// resolvers with a precise message, before any SQL.
-func setComplexity(c *generated.ComplexityRoot) {
-	conn := func(child int, first, last *int) int {
-		return 1 + pageCost(first, last)*child
-	}
-	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time) int {
-		return conn(child, first, last)
-	}
-	c.Query.Briefs = func(child int, first *int, _ *string, last *int, _ *string) int {
-		return conn(child, first, last)
-	}
-	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time) int {
-		return conn(child, first, last)
-	}
-	c.Brief.Posts = func(child int, first *int, _ *string, last *int, _ *string) int {
-		return conn(child, first, last)
-	}
-	c.Query.EtfFlows = func(child int, _ []db.Asset, _, _ *time.Time, first *int) int {
-		n := defaultEtfSize
-		if first != nil {
-			n = min(max(*first, 1), maxEtfSize)
-		}
-		return 1 + n*child
-	}
-	c.Query.EtfFlowsLatest = func(child int, _ []db.Asset) int {
-		return 1 + len(db.Assets)*child
-	}
-}
-
-// pageCost is the number of items a connection may return for its arguments.
-func pageCost(first, last *int) int {
-	n := defaultPageSize
-	switch {
-	case first != nil:
-		n = *first
-	case last != nil:
-		n = *last
-	}
-	return min(max(n, 1), maxPageSize)
-}
 
 // refusal makes the error an extension returns for a refused operation; the
 // error presenter shows it with its apperr code.

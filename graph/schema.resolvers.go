@@ -30,6 +30,9 @@ func (r *briefResolver) Posts(ctx context.Context, obj *db.Brief, first *int, af
 		return nil, fmt.Errorf("posts of brief %d: %w", obj.ID, err)
 	}
 	l.knowBriefOfPosts(ctx, obj, res.Posts)
+	if err := chargeItems(ctx, res.Posts, postTexts); err != nil {
+		return nil, err
+	}
 	return postConnection(ctx, briefPostsConn(obj.ID), p, res.Posts, res.More), nil
 }
 
@@ -52,6 +55,9 @@ func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, erro
 	if err != nil {
 		return nil, fmt.Errorf("brief of post %d: %w", obj.ID, err)
 	}
+	if err := chargeObject(ctx, b, briefTexts); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -72,6 +78,9 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
+	if err := chargeItems(ctx, rows, postTexts); err != nil {
+		return nil, err
+	}
 	return postConnection(ctx, connPosts, p, rows, more), nil
 }
 
@@ -83,6 +92,9 @@ func (r *queryResolver) Post(ctx context.Context, id int) (*db.Post, error) {
 	p, err := r.store.GetPost(ctx, int64(id))
 	if err != nil {
 		return nil, storeErr(err, "post", int64(id))
+	}
+	if err := chargeObject(ctx, p, postTexts); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -97,6 +109,9 @@ func (r *queryResolver) Briefs(ctx context.Context, first *int, after *string, l
 	if err != nil {
 		return nil, err
 	}
+	if err := chargeItems(ctx, rows, briefTexts); err != nil {
+		return nil, err
+	}
 	return briefConnection(ctx, p, rows, more), nil
 }
 
@@ -108,6 +123,9 @@ func (r *queryResolver) Brief(ctx context.Context, id int) (*db.Brief, error) {
 	b, err := r.store.GetBrief(ctx, int64(id))
 	if err != nil {
 		return nil, storeErr(err, "brief", int64(id))
+	}
+	if err := chargeObject(ctx, b, briefTexts); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -133,6 +151,9 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 	}
 	rows, more, err := r.store.ListFirehose(ctx, f, p)
 	if err != nil {
+		return nil, err
+	}
+	if err := chargeItems(ctx, rows, firehoseTexts); err != nil {
 		return nil, err
 	}
 	return firehoseConnection(ctx, p, rows, more), nil

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"net/http"
@@ -49,9 +50,9 @@ func (k observedKeys) Authenticate(ctx context.Context, secret string) (keys.Pri
 // observe is the outermost middleware: once the request is answered it
 // writes one access log line (at info level, message "request") and
 // records the request's metrics. The line holds request_id, method, route
-// (chi's pattern, e.g. /v1/posts/{id}, or "unmatched"), status,
-// duration_ms, bytes (of the body as sent), key_id and tier (null without a
-// valid key) and client_ip. It holds neither the path nor the query string,
+// (chi's pattern, e.g. /v1/posts/{id}, or "unmatched"), status (499 for a
+// failure whose client had gone away), duration_ms, bytes (of the body as
+// sent), key_id and tier (null without a valid key) and client_ip. It holds neither the path nor the query string,
 // where a client may have put a secret.
 func (s *server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,6 +72,10 @@ func (s *server) observe(next http.Handler) http.Handler {
 			status := cw.status
 			if status == 0 {
 				status = http.StatusOK // what net/http sends for a handler that wrote nothing
+			}
+			if status >= http.StatusInternalServerError && clientClosed(r.Context()) {
+				// Nobody received the 500: the failure was the client's leaving.
+				status = statusClientClosed
 			}
 			route := routePattern(r)
 			s.metrics.observeRequest(r.Method, route, status, d, a.hasKey)
@@ -94,6 +99,17 @@ func (s *server) observe(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(cw, r)
 	})
+}
+
+// statusClientClosed is the status the access log and the metrics give a
+// request whose client closed its connection before the answer (nginx's
+// 499), instead of the 500 that the abandoned work ended with.
+const statusClientClosed = 499
+
+// clientClosed reports whether ctx, a request's context, was cancelled
+// because its client went away (not by the request timeout).
+func clientClosed(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled)
 }
 
 // countingWriter records the status and counts the body bytes of a

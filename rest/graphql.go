@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
+
+	"github.com/feedapi/feedapi/graph"
 )
 
 // serveGraphQL runs the graph package's /graphql handler (behind the key,
-// tier and rate-limit checks of its route) and finishes its response like
-// every other: JSON with the charset, gzip when it pays, Content-Length.
+// tier and rate-limit checks of its route), with the request id for its
+// error log, and finishes its response like every other: JSON with the
+// charset, gzip when it pays, Content-Length.
 func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 	bw := &bufferedWriter{header: w.Header(), buf: s.bufs.get()}
+	r = r.WithContext(graph.WithRequestID(r.Context(), requestID(r.Context())))
 	s.graphql.ServeHTTP(bw, r)
 	status := bw.status
 	if status == 0 {

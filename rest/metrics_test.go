@@ -17,6 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
+
+	"github.com/feedapi/feedapi/db"
 )
 
 // withMetrics gives the handler metrics over a registry of the test's own.
@@ -473,4 +476,107 @@ func TestHealthReportsRateLimitStore(t *testing.T) {
 			}
 		}
 	})
+}
+
+// blockingHook holds every statement of the store until its request's
+// context ends, after telling the test that a request is waiting.
+type blockingHook struct{ waiting chan<- struct{} }
+
+func (h blockingHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	select {
+	case h.waiting <- struct{}{}:
+	default:
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(30 * time.Second): // a test that went wrong ends anyway
+	}
+	return ctx
+}
+func (blockingHook) AfterQuery(context.Context, *bun.QueryEvent) {}
+
+// TestClientThatLeavesIsNoServerError closes the client's connection while
+// its request waits on the database: the abandoned work is neither an
+// ERROR in the log nor a 500 in the metrics.
+func TestClientThatLeavesIsNoServerError(t *testing.T) {
+	t.Parallel()
+	base := newAPI(t)
+	tests := []struct {
+		name, method, path, body, route string
+		wantStatus                      string
+	}{
+		{"REST", http.MethodGet, "/v1/posts?limit=2", "", "/v1/posts", "499"},
+		{"GraphQL", http.MethodPost, "/graphql", `{"query":"{ a: posts(first: 2) { nodes { id } } b: firehose(first: 2) { nodes { id } } }"}`, "/graphql", "200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			reg := prometheus.NewRegistry()
+			waiting := make(chan struct{}, 1)
+			a := base.variant(t, withMetrics(t, reg), func(c *Config) {
+				c.Graph.Store = db.NewStore(base.bdb.WithQueryHook(blockingHook{waiting}))
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, tt.method, a.srv.URL+tt.path, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+a.intern)
+			req.Header.Set("Content-Type", "application/json")
+			done := make(chan error, 1)
+			go func() {
+				resp, err := client.Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+			<-waiting
+			cancel()
+			if err := <-done; err == nil {
+				t.Fatal("the request succeeded; want it abandoned")
+			}
+			// The server finishes the abandoned request on its own time.
+			for end := time.Now().Add(30 * time.Second); !strings.Contains(a.logs.String(), `msg=request`) && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			logs := a.logs.String()
+			if !strings.Contains(logs, "msg=request") {
+				t.Fatalf("no access log line:\n%s", logs)
+			}
+			if strings.Contains(logs, "level=ERROR") {
+				t.Errorf("logged an error for a client that left:\n%s", logs)
+			}
+			if n := counter(t, reg, "feedapi_http_requests_total", map[string]string{"method": tt.method, "route": tt.route, "status": "500"}); n != 0 {
+				t.Errorf("counted %v requests as 500", n)
+			}
+			if n := counter(t, reg, "feedapi_http_requests_total", map[string]string{"method": tt.method, "route": tt.route, "status": tt.wantStatus}); n != 1 {
+				t.Errorf("requests with status %s: %v, want 1\n%s", tt.wantStatus, n, logs)
+			}
+		})
+	}
+}
+
+// TestGraphQLInternalErrorNamesTheRequest: the one log line of a /graphql
+// operation's internal errors carries the request id the client saw.
+func TestGraphQLInternalErrorNamesTheRequest(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	if _, err := a.bdb.ExecContext(context.Background(), "DROP TABLE firehose_messages"); err != nil {
+		t.Fatal(err)
+	}
+	r := a.do(t, http.MethodPost, "/graphql", a.intern,
+		strings.NewReader(`{"query":"query Two { a: firehose(first: 1) { nodes { id } } b: firehose(first: 2) { nodes { id } } }"}`),
+		"Content-Type", "application/json")
+	id := r.Header.Get("X-Request-Id")
+	var lines []string
+	for _, l := range strings.Split(a.logs.String(), "\n") {
+		if strings.Contains(l, "level=ERROR") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "request_id="+id) || !strings.Contains(lines[0], "errors=2") {
+		t.Errorf("error lines %q, want one with request_id=%s and errors=2", lines, id)
+	}
 }

@@ -397,7 +397,7 @@ func oaGraphQL(method string, params []*oaParameter, body *oaRequestBody) *oaOpe
 		return &oaResponse{Description: description, Headers: oaHeaders(oaLimited...), Content: oaJSONContent(oaRef("GraphQLResponse"))}
 	}
 	rs := oaWithErrors(map[string]*oaResponse{
-		"200": graphQL("The GraphQL response; errors of execution are in `errors`, with `extensions.code` set to the REST codes."),
+		"200": graphQL("The GraphQL response; errors of execution are in `errors`, with `extensions.code` set to the REST codes. A response over the size cap (4 MiB unless the deployment sets another) is replaced by one `bad_request` error that names the cap, without `data`; it is never truncated."),
 		"400": graphQL("The request could not be read (bad JSON, undecodable variables, unsupported content type), or, with `Accept: application/graphql-response+json`, the query was refused before execution."),
 		"422": graphQL("The query did not parse, failed validation, or is over the complexity, depth or token limits; nothing was executed."),
 		"500": {Description: "A server-side fault, as the error envelope or, when it happened during execution, as a GraphQL response.",
@@ -413,7 +413,7 @@ func oaGraphQL(method string, params []*oaParameter, body *oaRequestBody) *oaOpe
 	}
 	return &oaOperation{
 		OperationID: "graphql" + method, Summary: "Run a GraphQL query (" + strings.ToUpper(method) + ")", Tags: []string{oaTagGQL}, Security: security,
-		Description: "The GraphQL API of the internal dashboards (its schema is the service's `schema.graphqls`); needs a key of tier `internal`. Lists are Relay connections whose cursors are the REST cursors. Queries over the complexity, depth or token budgets are refused before execution, and introspection is for the internal tier only. A browser asking for `text/html` without a query gets an interactive playground.",
+		Description: "The GraphQL API of the internal dashboards (its schema is the service's `schema.graphqls`); needs a key of tier `internal`. Lists are Relay connections whose cursors are the REST cursors. Queries over the complexity budget (10,000; fields are priced by the size of what they return, as the schema's description explains), the depth or the token budgets are refused before execution, and introspection is for the internal tier only. A browser asking for `text/html` without a query gets an interactive playground.",
 		Parameters:  params,
 		RequestBody: body,
 		Responses:   rs,

@@ -1,9 +1,12 @@
 package rest
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/99designs/gqlgen/complexity"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
@@ -111,5 +114,43 @@ func TestEnumValuesComeFromTheSchema(t *testing.T) {
 	}
 	if _, err := enumValues(schema, "Post"); err == nil {
 		t.Errorf("Post accepted as an enum")
+	}
+}
+
+// TestFixedQueriesCostWellUnderTheBudget holds every endpoint's document,
+// at its largest page and with every optional field included, to at most
+// half of the default complexity budget: the cost model may price long
+// text, but never so that a REST request comes near a refusal.
+func TestFixedQueriesCostWellUnderTheBudget(t *testing.T) {
+	t.Parallel()
+	sources, err := readQueries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := graph.NewSchema(graph.Config{Store: db.NewStore(nil), ETFEnabled: true})
+	budget := graph.DefaultLimits().MaxComplexity
+	for name, src := range sources {
+		doc, err := prepare(es.Schema(), sources, []string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := doc[src].Operations[0]
+		vars := map[string]any{}
+		for _, v := range op.VariableDefinitions {
+			switch v.Type.Name() {
+			case "Int":
+				vars[v.Variable] = 100
+				if name == "etf_flows" {
+					vars[v.Variable] = 500
+				}
+			case "Boolean":
+				vars[v.Variable] = true
+			}
+		}
+		cost := complexity.Calculate(context.Background(), es, op, vars)
+		t.Logf("%s costs %d", name, cost)
+		if cost > budget/2 {
+			t.Errorf("%s costs %d at its largest, more than half the budget of %d", name, cost, budget)
+		}
 	}
 }

@@ -251,3 +251,20 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 		t.Errorf("no request log lines at debug level; the test proves nothing:\n%s", logs)
 	}
 }
+
+// TestGraphQLResponseCapFlag: FEEDAPI_GRAPHQL_MAX_RESPONSE_BYTES reaches
+// /graphql, whose larger answers become one error naming the limit.
+func TestGraphQLResponseCapFlag(t *testing.T) {
+	t.Parallel()
+	bdb, dbURL := dbtest.NewWithURL(t)
+	internal, _ := newKey(t, bdb, db.TierInternal)
+	p := startServer(t, map[string]string{"DATABASE_URL": dbURL, "FEEDAPI_GRAPHQL_MAX_RESPONSE_BYTES": "3000"})
+	r, g := p.postGraphQL(t, internal, []byte(`{"query":"{ posts(first: 50) { nodes { id body } } }"}`))
+	if r.status != http.StatusOK || len(g.Errors) != 1 || g.Errors[0].Extensions["code"] != "bad_request" ||
+		g.Errors[0].Message != "the response is larger than the limit of 3000 bytes; ask for fewer items or fields" {
+		t.Errorf("%d %s, want one bad_request naming the limit of 3000 bytes", r.status, r.body)
+	}
+	if r, g := p.postGraphQL(t, internal, []byte(`{"query":"{ posts(first: 2) { nodes { id } } }"}`)); len(g.Errors) > 0 {
+		t.Errorf("a small answer: %d %s", r.status, r.body)
+	}
+}

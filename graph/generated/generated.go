@@ -801,6 +801,14 @@ var sources = []*ast.Source{
 The feedapi domain: a curated crypto news feed, weekly Markdown briefs, the raw
 news firehose split into panes, discovery of filter values and (where the
 deployment offers them) daily US spot-ETF flows. Read-only.
+
+Every operation is priced before it runs, in units of about 32 bytes of
+response: a field costs 1 plus its selection, a long text field its typical
+size (its description says how much), and a list its page size times its
+selection, so nested lists multiply. An operation over the budget of 10,000
+is refused with a ` + "`" + `bad_request` + "`" + ` error that states its cost and the budget.
+A response larger than the response cap (4 MiB unless the deployment sets
+another) is replaced by a ` + "`" + `bad_request` + "`" + ` error that names the cap.
 """
 schema {
   query: Query
@@ -950,7 +958,7 @@ type Post {
   source: String!
   "Author or channel handle."
   username: String!
-  "Text of the post."
+  "Text of the post. Costs 6."
   body: String!
   "Permalink in the messaging channel."
   url: String
@@ -958,7 +966,7 @@ type Post {
   originalSourceUrl: String
   "Creation time."
   createdAt: DateTime!
-  "The raw source payload, a JSON object."
+  "The raw source payload, a JSON object. Costs 16."
   raw: JSON!
   "The weekly brief whose week holds this post, if it has been published."
   brief: Brief
@@ -978,7 +986,7 @@ type Brief {
   postCount: Int!
   "Publication time."
   createdAt: DateTime!
-  "The brief as Markdown."
+  "The brief as Markdown. Costs 84 (a typical brief is about 2.7 KB)."
   content: String!
   """
   The curated posts created in the brief's week (Monday 00:00 UTC to the end
@@ -1015,9 +1023,9 @@ type FirehoseMessage {
   username: String
   "Headline."
   title: String
-  "Text."
+  "Text. Costs 6."
   body: String
-  "AI-written summary."
+  "AI-written summary. Costs 3."
   summaryAi: String
   "Whether the message is flagged important."
   important: Boolean!

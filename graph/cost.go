@@ -1,0 +1,95 @@
+package graph
+
+import (
+	"time"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/generated"
+)
+
+// The cost model. An operation's cost estimates the size of its response
+// in units of about 32 bytes of JSON, so that the complexity budget
+// (Limits.MaxComplexity, 10,000 by default: some 320 KB of typical data)
+// bounds what a query makes the server read, build and send:
+//
+//   - a field costs 1 plus the cost of its selection: a scalar, an enum or
+//     an object's own field is one unit;
+//   - a long text field costs its typical size in units instead
+//     (typicalBytes, measured on the demo data of `feedapi seed`);
+//   - a list costs its length times its selection, plus 1: a connection its
+//     page size (first or last, else 50), etfFlows its first (else 100),
+//     etfFlowsLatest one item per asset. Nested lists multiply.
+//
+// Every REST endpoint's fixed query costs at most 4,001 at its largest
+// page (rest's TestFixedQueriesCostWellUnderTheBudget); the dashboard
+// queries of the README and of feedbench cost 35 and 321.
+const costUnitBytes = 32
+
+// typicalBytes are the mean lengths of the long text fields on the demo
+// data; each costs its typical size in units, rounded up (textCost).
+var typicalBytes = struct {
+	briefContent, postBody, postRaw, firehoseBody, firehoseSummary int
+}{
+	briefContent:    2682, // Brief.content: 84 units
+	postBody:        182,  // Post.body: 6
+	postRaw:         492,  // Post.raw: 16
+	firehoseBody:    187,  // FirehoseMessage.body: 6
+	firehoseSummary: 92,   // FirehoseMessage.summaryAi: 3
+}
+
+// textCost is the cost of a text field of the given typical size.
+func textCost(bytes int) int { return (bytes + costUnitBytes - 1) / costUnitBytes }
+
+// setComplexity installs the cost model in gqlgen's complexity functions,
+// which gqlgen's complexity limit sums over an operation before it runs.
+// Page sizes are clamped into their valid range here; out-of-range sizes
+// are refused by the resolvers with a precise message, before any SQL.
+func setComplexity(c *generated.ComplexityRoot) {
+	text := func(bytes int) func(int) int {
+		cost := textCost(bytes)
+		return func(int) int { return cost }
+	}
+	c.Brief.Content = text(typicalBytes.briefContent)
+	c.Post.Body = text(typicalBytes.postBody)
+	c.Post.Raw = text(typicalBytes.postRaw)
+	c.FirehoseMessage.Body = text(typicalBytes.firehoseBody)
+	c.FirehoseMessage.SummaryAI = text(typicalBytes.firehoseSummary)
+
+	conn := func(child int, first, last *int) int {
+		return 1 + pageCost(first, last)*child
+	}
+	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time) int {
+		return conn(child, first, last)
+	}
+	c.Query.Briefs = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return conn(child, first, last)
+	}
+	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time) int {
+		return conn(child, first, last)
+	}
+	c.Brief.Posts = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return conn(child, first, last)
+	}
+	c.Query.EtfFlows = func(child int, _ []db.Asset, _, _ *time.Time, first *int) int {
+		n := defaultEtfSize
+		if first != nil {
+			n = min(max(*first, 1), maxEtfSize)
+		}
+		return 1 + n*child
+	}
+	c.Query.EtfFlowsLatest = func(child int, _ []db.Asset) int {
+		return 1 + len(db.Assets)*child
+	}
+}
+
+// pageCost is the number of items a connection may return for its arguments.
+func pageCost(first, last *int) int {
+	n := defaultPageSize
+	switch {
+	case first != nil:
+		n = *first
+	case last != nil:
+		n = *last
+	}
+	return min(max(n, 1), maxPageSize)
+}
