@@ -123,7 +123,8 @@ func firehoseBySource(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) 
 	}
 	pattern := ContainsPattern(f.Source)
 	groupFilter := func() {
-		q.add("g.source ILIKE ?", pattern)
+		// source ILIKE pattern, as PostgreSQL computes it in UTF-8.
+		q.add("g.source_lower LIKE lower(?)", pattern)
 		if f.Pane != "" {
 			q.add(" AND g.pane = ?", string(f.Pane))
 		}

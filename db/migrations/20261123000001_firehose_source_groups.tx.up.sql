@@ -14,10 +14,15 @@
 -- old group behind): a group without rows costs one index probe and
 -- changes no answer. Only TRUNCATE empties it. Removing groups from a
 -- trigger would race with a concurrent writer adding a row to the group.
+--
+-- source_lower is what ILIKE compares (in a UTF-8 database, ILIKE is
+-- lower(text) LIKE lower(pattern)), computed once per group: matching it
+-- with LIKE costs a tenth of ILIKE's per-row lower() (1.5 µs a row here).
 CREATE TABLE firehose_source_groups (
-    source    text    NOT NULL,
-    pane      text    NOT NULL,
-    important boolean NOT NULL,
+    source       text    NOT NULL,
+    pane         text    NOT NULL,
+    important    boolean NOT NULL,
+    source_lower text    NOT NULL GENERATED ALWAYS AS (lower(source)) STORED,
     PRIMARY KEY (source, pane, important)
 );
 
@@ -28,7 +33,7 @@ CREATE TABLE firehose_source_groups (
 -- groups are rare, and a pending list (up to 4 MB of new entries, until
 -- VACUUM) would be read in full by every search, and priced so by the
 -- planner, which then preferred reading the table.
-CREATE INDEX firehose_source_groups_source_trgm_idx ON firehose_source_groups USING gin (source gin_trgm_ops)
+CREATE INDEX firehose_source_groups_source_trgm_idx ON firehose_source_groups USING gin (source_lower gin_trgm_ops)
     WITH (fastupdate = off);
 
 --bun:split
