@@ -60,3 +60,12 @@ func (s *Store) WithSinceBoundWindow(n int) *Store {
 	c.sinceBound = n
 	return &c
 }
+
+// WithSourceSearchLimits returns a Store whose firehose source search reads
+// groups one by one up to groups matching groups, and walks at most walk
+// rows otherwise (0: the constants), so that tests reach every plan.
+func (s *Store) WithSourceSearchLimits(groups, walk int) *Store {
+	c := *s
+	c.sourceGroups, c.sourceWalk = groups, walk
+	return &c
+}

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,11 +44,7 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 //   - no source: the page straight from the index that orders the filter by
 //     id: (pane, id), (pane, id) WHERE important, (id) WHERE important or
 //     the primary key, each scanned in the page's direction;
-//   - source: a loose index scan of firehose_source_pane_important_id_idx
-//     lists the distinct (source, pane, important) groups, a few dozen,
-//     those matching the substring (and pane, important) are kept, each is
-//     read from the same index in id order up to the page size, and the
-//     page's ids are picked from that merge before the rows are fetched;
+//   - source: see firehoseBySource;
 //   - since: either of the above behind the recent-rows gate of sinceSQL.
 func firehoseSQL(q *sqlBuilder, f FirehoseFilter, p Page) {
 	if f.Since.IsZero() {
@@ -84,32 +81,105 @@ func firehoseByID(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) {
 		p.orderLimit(q, "m")
 		return
 	}
-	// The groups CTE walks the distinct (source, pane, important) triples:
-	// each step is one probe of the index for the next larger triple.
-	q.add(`WITH RECURSIVE groups AS (
-	(SELECT source, pane, important FROM firehose_messages ORDER BY source, pane, important LIMIT 1)
-	UNION ALL
-	SELECT n.source, n.pane, n.important FROM groups g CROSS JOIN LATERAL (
-		SELECT source, pane, important FROM firehose_messages x
-		WHERE (x.source, x.pane, x.important) > (g.source, g.pane, g.important)
-		ORDER BY source, pane, important LIMIT 1) n
-), ids AS (
+	firehoseBySource(q, f, p, since)
+}
+
+// sourceGroupsFew is how many (source, pane, important) groups matching a
+// source substring firehoseBySource reads one by one without first trying
+// the id-order walk.
+const sourceGroupsFew = 128
+
+// sourceWalkRows is how many rows of the filter's id order the walk of
+// firehoseBySource reads at most.
+const sourceWalkRows = 10_000
+
+// firehoseBySource writes the page of f, whose Source is set, in id order.
+// The groups whose source matches come from firehose_source_groups (one
+// row per distinct source, pane and important flag, kept by triggers),
+// through its trigram index for substrings of three characters or more.
+// Then one of two plans runs, so that the cost follows the matches, never
+// the number of sources:
+//
+//   - at most sourceGroupsFew groups match (a rare or absent substring, or
+//     any substring while there are few sources): each group's page is read
+//     newest first from firehose_source_pane_important_id_idx
+//     (index-only), the page's ids are picked from that merge (a top-N sort
+//     of at most groups × (limit+1) ids) and the rows fetched by id;
+//   - more groups match (a common substring among many sources): the
+//     filter's own id order (the primary key or a pane index) is walked
+//     for at most sourceWalkRows rows, testing the substring on each. When
+//     that fills the page, or reads every row left, the walk is the
+//     page; otherwise (many groups with few recent rows) the groups'
+//     pages are merged as above.
+//
+// The gates are initplans of one statement: only the plan chosen runs.
+func firehoseBySource(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) {
+	few, walk := sourceGroupsFew, sourceWalkRows
+	if q.sourceGroups > 0 {
+		few = q.sourceGroups
+	}
+	if q.sourceWalk > 0 {
+		walk = q.sourceWalk
+	}
+	pattern := ContainsPattern(f.Source)
+	groupFilter := func() {
+		// source ILIKE pattern, as PostgreSQL computes it in UTF-8.
+		q.add("g.source_lower LIKE lower(?)", pattern)
+		if f.Pane != "" {
+			q.add(" AND g.pane = ?", string(f.Pane))
+		}
+		if f.Important {
+			q.add(" AND g.important")
+		}
+	}
+	// rowFilter writes the filters other than the source on alias, in the
+	// page's range.
+	rowFilter := func(alias string) {
+		q.add("SELECT " + alias + ".* FROM firehose_messages " + alias + " WHERE true")
+		if f.Pane != "" {
+			q.add(" AND "+alias+".pane = ?", string(f.Pane))
+		}
+		if f.Important {
+			q.add(" AND " + alias + ".important")
+		}
+		p.where(q, alias)
+		sinceFilter(q, alias, since)
+		p.orderBy(q, alias)
+		q.add(" LIMIT " + strconv.Itoa(walk))
+	}
+	walkChosen := "CASE WHEN (SELECT yes FROM few) THEN false ELSE (SELECT yes FROM done) END"
+
+	// The limit is on the scan of sg, not in it: planned with a limit, the
+	// lookup would rather read the groups table in order and hope to meet
+	// few+1 matches early than use the trigram index.
+	q.add("WITH sg AS MATERIALIZED (\n\tSELECT g.source, g.pane, g.important FROM firehose_source_groups g WHERE ")
+	groupFilter()
+	q.add("\n),\nfew AS MATERIALIZED (SELECT count(*) <= " + strconv.Itoa(few) +
+		" AS yes FROM (SELECT 1 FROM sg LIMIT " + strconv.Itoa(few+1) + ") c),\n")
+	q.add("walk AS MATERIALIZED (\n\tSELECT w.* FROM (")
+	rowFilter("m")
+	q.add(") w WHERE w.source ILIKE ?", pattern)
+	p.orderLimit(q, "w")
+	q.add("\n),\ndone AS MATERIALIZED (SELECT CASE WHEN (SELECT count(*) FROM walk) > " + strconv.Itoa(p.Limit) +
+		" THEN true ELSE (SELECT count(*) FROM (")
+	rowFilter("c")
+	q.add(") c) < " + strconv.Itoa(walk) + " END AS yes),\n")
+	q.add("groups AS (\n\tSELECT source, pane, important FROM sg WHERE (SELECT yes FROM few)\n\tUNION ALL\n" +
+		"\tSELECT g.source, g.pane, g.important FROM firehose_source_groups g WHERE " +
+		"CASE WHEN (SELECT yes FROM few) THEN false ELSE NOT (SELECT yes FROM done) END AND ")
+	groupFilter()
+	q.add(`
+),
+ids AS (
 	SELECT x.id FROM groups g CROSS JOIN LATERAL (
 		SELECT x.id FROM firehose_messages x
 		WHERE x.source = g.source AND x.pane = g.pane AND x.important = g.important`)
 	p.where(q, "x")
 	sinceFilter(q, "x", since)
 	p.orderLimit(q, "x")
-	q.add(") x WHERE g.source ILIKE ?", ContainsPattern(f.Source))
-	if f.Pane != "" {
-		q.add(" AND g.pane = ?", string(f.Pane))
-	}
-	if f.Important {
-		q.add(" AND g.important")
-	}
+	q.add(") x")
 	p.orderLimit(q, "x")
-	q.add(`
-)
-SELECT m.* FROM firehose_messages m WHERE m.id IN (SELECT id FROM ids)`)
-	p.orderBy(q, "m")
+	q.add("\n)\nSELECT u.* FROM (\n\t(SELECT m.* FROM firehose_messages m WHERE m.id IN (SELECT id FROM ids))\n\tUNION ALL\n" +
+		"\t(SELECT w.* FROM walk w WHERE " + walkChosen + ")\n) u")
+	p.orderBy(q, "u")
 }

@@ -64,3 +64,25 @@ func TestOpenAppliesStatementTimeout(t *testing.T) {
 		bdb.Close()
 	}
 }
+
+// TestOpenTurnsJITOff checks that no connection of the pool compiles
+// statements: the source search's gated branches are priced above
+// jit_above_cost, and compiling took a hundred times the statement's run.
+func TestOpenTurnsJITOff(t *testing.T) {
+	t.Parallel()
+	_, url := dbtest.NewWithURL(t)
+	for _, opts := range []db.Options{{}, {NoStatementLimit: true}} {
+		bdb, err := db.Open(url, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := bdb.QueryRowContext(context.Background(), "SHOW jit").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != "off" {
+			t.Errorf("options %+v: jit = %q, want off", opts, got)
+		}
+		bdb.Close()
+	}
+}

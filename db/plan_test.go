@@ -94,8 +94,10 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 		{"firehose important", s.FirehoseSQL(db.FirehoseFilter{Important: true}, p50), []string{"firehose_messages_pkey"}, 0, nil},
 		{"firehose pane and important", s.FirehoseSQL(db.FirehoseFilter{Pane: db.PaneNews, Important: true}, p50),
 			[]string{"firehose_important_pane_id_idx"}, 0, nil},
-		// source: a loose scan of the groups, a page per matching group
-		// merged (top-N of at most limit+1 per group), the rows by id.
+		// source: the matching groups from firehose_source_groups (see
+		// below), a page per group merged
+		// (top-N of at most limit+1 per group) and the rows by id, or the
+		// id order walked (db.firehoseBySource).
 		{"firehose source substring with escaped wildcards", s.FirehoseSQL(db.FirehoseFilter{Source: "co%in_desk"}, p50),
 			[]string{"firehose_source_pane_important_id_idx", "firehose_messages_pkey"}, 2, nil},
 		{"firehose one-letter source", s.FirehoseSQL(db.FirehoseFilter{Source: "c"}, p50),
@@ -122,7 +124,13 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 				}
 				switch n.NodeType {
 				case "Seq Scan", "Bitmap Heap Scan":
-					t.Errorf("%s on %s", n.NodeType, n.Relation)
+					// firehose_source_groups has one row per source, pane
+					// and flag, and no index a disabled bitmap scan leaves
+					// usable: its trigram index is checked at scale by
+					// TestFirehoseSourceSearchWorkFollowsMatches.
+					if n.Relation != "firehose_source_groups" {
+						t.Errorf("%s on %s", n.NodeType, n.Relation)
+					}
 				case "Sort", "Incremental Sort":
 					sorts++
 				}

@@ -32,6 +32,9 @@ type Store struct {
 	db *bun.DB
 	// sinceBound overrides sinceBoundWindow when positive (tests).
 	sinceBound int
+	// sourceGroups and sourceWalk override sourceGroupsFew and
+	// sourceWalkRows when positive (tests).
+	sourceGroups, sourceWalk int
 }
 
 // NewStore returns a Store that queries bdb.
@@ -111,10 +114,15 @@ type sqlBuilder struct {
 	args []any
 	// boundWindow is sinceSQL's sinceBoundWindow (0: the constant).
 	boundWindow int
+	// sourceGroups and sourceWalk are firehoseBySource's sourceGroupsFew
+	// and sourceWalkRows (0: the constants).
+	sourceGroups, sourceWalk int
 }
 
 // newSQL returns a builder for a statement of s.
-func (s *Store) newSQL() *sqlBuilder { return &sqlBuilder{boundWindow: s.sinceBound} }
+func (s *Store) newSQL() *sqlBuilder {
+	return &sqlBuilder{boundWindow: s.sinceBound, sourceGroups: s.sourceGroups, sourceWalk: s.sourceWalk}
+}
 
 // String returns the statement written so far.
 func (q *sqlBuilder) String() string { return q.sb.String() }
