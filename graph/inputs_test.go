@@ -1,0 +1,87 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+// TestEnumValuesAreExact holds enum values, in variables, lists, defaults
+// and literals, to the schema's exact spelling: anything else is refused
+// before any SQL runs, as bad_request naming the variable, never read as
+// "no filter".
+func TestEnumValuesAreExact(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const firehose = `query($p: Pane) { firehose(first: 100, pane: $p) { nodes { pane } } }`
+	const etf = `query($a: [EtfAsset!]) { etfFlows(assets: $a, first: 10) { asset } }`
+	const latest = `query($a: [EtfAsset!]) { etfFlowsLatest(assets: $a) { asset } }`
+	refused := []struct {
+		name, query string
+		vars        map[string]any
+		param       string // extensions.param, "" for none
+		wantMsg     string
+	}{
+		{"pane variable upper case", firehose, map[string]any{"p": "CRYPTO"}, "p", `variable $p: "CRYPTO" is not a value of Pane`},
+		{"pane variable title case", firehose, map[string]any{"p": "Crypto"}, "p", `variable $p: "Crypto" is not a value of Pane`},
+		{"pane variable unknown", firehose, map[string]any{"p": "stocks"}, "", "stocks is not a valid Pane"},
+		{"asset in a list lower case", etf, map[string]any{"a": []any{"BTC", "eth"}}, "a", `variable $a[1]: "eth" is not a value of EtfAsset`},
+		{"asset as a single value", etf, map[string]any{"a": "btc"}, "a", `variable $a[0]: "btc"`},
+		{"latest asset lower case", latest, map[string]any{"a": []any{"sol"}}, "a", `variable $a[0]: "sol"`},
+		{"pane default upper case", `query($p: Pane = CRYPTO) { firehose(pane: $p) { nodes { pane } } }`, nil, "", "CRYPTO"},
+		{"pane literal upper case", `{ firehose(pane: CRYPTO) { nodes { pane } } }`, nil, "", "CRYPTO"},
+		{"asset literal lower case", `{ etfFlows(assets: [btc]) { asset } }`, nil, "", "btc"},
+		{"DateTime variable", `query($s: DateTime) { posts(since: $s) { nodes { id } } }`, map[string]any{"s": "yesterday"}, "s", "variable $s: DateTime must be an RFC 3339 date-time"},
+		{"Date variable", `query($f: Date) { etfFlows(from: $f) { asset } }`, map[string]any{"f": "2026-02-30"}, "f", "variable $f: Date must be a calendar date"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			before := e.queries.Load()
+			r := e.with(t).do(db.TierInternal, tt.query, tt.vars)
+			if len(r.Errors) != 1 || r.Errors[0].Extensions.Code != "bad_request" || !strings.Contains(r.Errors[0].Message, tt.wantMsg) {
+				t.Fatalf("errors = %+v, data = %s; want one bad_request mentioning %q", r.Errors, r.Data, tt.wantMsg)
+			}
+			if got := r.Errors[0].Extensions.Param; got != tt.param {
+				t.Errorf("extensions.param = %q, want %q", got, tt.param)
+			}
+			if string(r.Data) != "" && string(r.Data) != "null" {
+				t.Errorf("data = %s, want none", r.Data)
+			}
+			if n := e.queries.Load() - before; n != 0 {
+				t.Errorf("%d SQL statements ran, want 0", n)
+			}
+		})
+	}
+
+	t.Run("exact values filter", func(t *testing.T) {
+		var fh struct {
+			Firehose struct{ Nodes []struct{ Pane string } }
+		}
+		e.with(t).query(firehose, map[string]any{"p": "crypto"}, &fh)
+		if len(fh.Firehose.Nodes) == 0 {
+			t.Fatal("no crypto messages")
+		}
+		for _, n := range fh.Firehose.Nodes {
+			if n.Pane != "crypto" {
+				t.Fatalf("pane %q in a crypto page", n.Pane)
+			}
+		}
+		for _, q := range []string{etf, latest} {
+			var out map[string][]struct{ Asset string }
+			e.with(t).query(q, map[string]any{"a": []any{"BTC"}}, &out)
+			for field, flows := range out {
+				if len(flows) == 0 {
+					t.Fatalf("%s: no BTC flows", field)
+				}
+				for _, f := range flows {
+					if f.Asset != "BTC" {
+						b, _ := json.Marshal(out)
+						t.Fatalf("%s: asset %q in %s", field, f.Asset, b)
+					}
+				}
+			}
+		}
+	})
+}
