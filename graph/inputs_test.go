@@ -1,11 +1,18 @@
 package graph_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/executor"
+
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/db/dbtest"
+	"github.com/feedapi/feedapi/graph"
 )
 
 // TestEnumValuesAreExact holds enum values, in variables, lists, defaults
@@ -84,4 +91,34 @@ func TestEnumValuesAreExact(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGeneratedEnumUnmarshallersAreExact runs a misspelt enum variable
+// through an executor without graph's extensions (so that exactVariables
+// does not refuse it first): the generated unmarshaller itself refuses the
+// spelling with a validation error instead of reading it as the zero value,
+// which would drop the filter.
+func TestGeneratedEnumUnmarshallersAreExact(t *testing.T) {
+	t.Parallel()
+	exec := executor.New(graph.NewSchema(graph.Config{Store: db.NewStore(dbtest.New(t)), ETFEnabled: true}))
+	for _, tc := range []struct {
+		query string
+		vars  map[string]any
+	}{
+		{`query($p: Pane) { firehose(first: 5, pane: $p) { nodes { pane } } }`, map[string]any{"p": "CRYPTO"}},
+		{`query($a: [EtfAsset!]) { etfFlows(assets: $a, first: 5) { asset } }`, map[string]any{"a": []any{"btc"}}},
+		{`query($a: [EtfAsset!]) { etfFlowsLatest(assets: $a) { asset } }`, map[string]any{"a": "Eth"}},
+	} {
+		ctx := graphql.StartOperationTrace(context.Background())
+		opCtx, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: tc.query, Variables: tc.vars})
+		if errs != nil {
+			t.Fatalf("%s: %v", tc.query, errs)
+		}
+		handler, ctx := exec.DispatchOperation(ctx, opCtx)
+		resp := handler(ctx)
+		if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != errcode.ValidationFailed ||
+			!strings.Contains(resp.Errors[0].Message, "is not a value of") {
+			t.Errorf("%v: errors %v, data %s; want one validation error", tc.vars, resp.Errors, resp.Data)
+		}
+	}
 }
