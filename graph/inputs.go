@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -135,4 +136,15 @@ func quoteValue(v any) string {
 		s = string(r[:40]) + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// sinceBound is the created_at bound of a since argument. created_at is
+// stored to the microsecond, and a time sent to PostgreSQL is truncated to
+// the microsecond, so a since between two microseconds would take in the
+// rows of the earlier one, created before it: the bound is rounded up.
+func sinceBound(since time.Time) time.Time {
+	if t := since.Truncate(time.Microsecond); !t.Equal(since) {
+		return t.Add(time.Microsecond)
+	}
+	return since
 }

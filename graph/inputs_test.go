@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,6 +120,32 @@ func TestGeneratedEnumUnmarshallersAreExact(t *testing.T) {
 		if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != errcode.ValidationFailed ||
 			!strings.Contains(resp.Errors[0].Message, "is not a value of") {
 			t.Errorf("%v: errors %v, data %s; want one validation error", tc.vars, resp.Errors, resp.Data)
+		}
+	}
+}
+
+// TestSinceBetweenMicroseconds: created_at is stored to the microsecond,
+// and a since that falls between two microseconds must not be truncated
+// to the earlier one, which would take in rows created before it.
+func TestSinceBetweenMicroseconds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	posts := e.addPosts(fxPostID, 2, "fx-micro", fxMonday)                                                      // 00:00, 01:00
+	fh := e.addFirehose(fxFirehoseID, 2, []db.Pane{db.PaneWire}, []string{"fx-micro"}, []bool{false}, fxMonday) // 00:00, 00:01
+	for _, tc := range []struct {
+		name, query string
+		want        int64
+	}{
+		{"posts", `{ posts(source: "fx-micro", since: "2031-01-06T00:00:00.000000001Z") { nodes { id } } }`, posts[1].ID},
+		{"posts, offset", `{ posts(source: "fx-micro", since: "2031-01-06T01:00:00.0000009+01:00") { nodes { id } } }`, posts[1].ID},
+		{"firehose", `{ firehose(source: "fx-micro", since: "2031-01-06T00:00:00.000000999Z") { nodes { id } } }`, fh[1].ID},
+	} {
+		var out map[string]connPage
+		e.with(t).query(tc.query, nil, &out)
+		for _, page := range out {
+			if got := page.ids(); !slices.Equal(got, []int64{tc.want}) {
+				t.Errorf("%s: ids %v, want [%d]", tc.name, got, tc.want)
+			}
 		}
 	}
 }
