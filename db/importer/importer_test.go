@@ -291,6 +291,8 @@ func TestImportRejectsBadLines(t *testing.T) {
 		{"timestamp without zone", posts, line(postBase, `"created_at":"2026-03-01T10:00:00"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
 		{"date as timestamp", posts, line(postBase, `"created_at":"2026-03-01"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
 		{"timestamp out of range", posts, line(postBase, `"created_at":"2026-02-30T10:00:00Z"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
+		{"timestamp with offset +24:00", posts, line(postBase, `"created_at":"2026-03-01T10:00:00+24:00"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
+		{"timestamp with a comma fraction", posts, line(postBase, `"created_at":"2026-03-01T10:00:00,5Z"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
 		{"timestamp as number", posts, line(postBase, `"created_at":1767225600`), "created_at: must be a string"},
 		{"timestamp in year 0", posts, line(postBase, `"created_at":"0001-01-01T00:30:00+01:00"`), "created_at: must be between years 0001 and 9999 in UTC"},
 		{"raw not an object", posts, line(postBase, `"raw":[1]`), "raw: must be a JSON object"},

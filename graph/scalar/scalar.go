@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"time"
 
@@ -33,26 +32,11 @@ func UnmarshalDateTime(v any) (time.Time, error) {
 	if !ok {
 		return time.Time{}, apperr.Invalid("", "DateTime must be an RFC 3339 date-time string, got %T", v)
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || !strictRFC3339(s) {
+	t, err := db.ParseTimestamp(s)
+	if err != nil {
 		return time.Time{}, apperr.Invalid("", "DateTime must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
 	}
 	return t.UTC(), nil
-}
-
-// strictRFC3339 refuses what time.Parse accepts beyond RFC 3339 in s, a
-// string it parsed with time.RFC3339Nano: a comma before the fraction, and
-// offsets of 24 hours or 60 minutes (+24:00 would move the instant by a
-// day, where RFC 3339 allows at most +23:59).
-func strictRFC3339(s string) bool {
-	if strings.IndexByte(s, ',') >= 0 {
-		return false
-	}
-	if s[len(s)-1] == 'Z' {
-		return true
-	}
-	off := s[len(s)-6:] // ±hh:mm
-	return off[1:3] <= "23" && off[4:6] <= "59"
 }
 
 // MarshalDate writes t as YYYY-MM-DD.
