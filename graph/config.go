@@ -171,6 +171,7 @@ func configure(e executorLike, cfg Config) {
 	e.SetRecoverFunc(recoverFunc)
 	e.SetQueryCache(lru.New[*ast.QueryDocument](cfg.Limits.QueryCacheSize))
 	e.SetParserTokenLimit(cfg.Limits.MaxTokens)
+	e.Use(&exactVariables{})
 	e.Use(introspectionForInternal{})
 	e.Use(depthLimit{max: cfg.Limits.MaxDepth})
 	e.Use(extension.FixedComplexityLimit(cfg.Limits.MaxComplexity))
@@ -185,8 +186,9 @@ func configure(e executorLike, cfg Config) {
 
 // ConfigureExecutor applies feedapi's extensions to e, an executor over
 // NewSchema(cfg): error presenter, panic recovery, query cache, parser token
-// limit, introspection for the internal tier only, depth and complexity
-// limits, and the per-operation dataloaders.
+// limit, exact variable values (enums are case-sensitive), introspection
+// for the internal tier only, depth and complexity limits, and the
+// per-operation dataloaders.
 func ConfigureExecutor(e *executor.Executor, cfg Config) {
 	configure(e, cfg.withDefaults())
 }

@@ -72,7 +72,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 		return nil, err
 	}
 	if since != nil {
-		f.Since = *since
+		f.Since = sinceBound(*since)
 	}
 	rows, more, err := r.store.ListPosts(ctx, f, p)
 	if err != nil {
@@ -147,7 +147,7 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 		f.Important = *important
 	}
 	if since != nil {
-		f.Since = *since
+		f.Since = sinceBound(*since)
 	}
 	rows, more, err := r.store.ListFirehose(ctx, f, p)
 	if err != nil {

@@ -430,6 +430,7 @@ func craft(method, target string, status int, body string) exchange {
 	req.Header.Set("Authorization", "Bearer test-key")
 	h := http.Header{}
 	h.Set("X-Request-Id", craftedRequestID)
+	h.Set("X-Content-Type-Options", "nosniff")
 	if status != http.StatusNotModified {
 		h.Set("Content-Type", "application/json; charset=utf-8")
 	}
@@ -598,6 +599,7 @@ func TestContractCatchesBreaches(t *testing.T) {
 		// More of the contract.
 		{"request id differs from the header", post("%[1]s", "another-id"), "X-Request-Id"},
 		{"X-Request-Id missing", page.with(func(e *exchange) { e.resp.Header.Del("X-Request-Id") }), "X-Request-Id"},
+		{"X-Content-Type-Options missing", page.with(func(e *exchange) { e.resp.Header.Del("X-Content-Type-Options") }), "X-Content-Type-Options"},
 		{"money with three decimals", flows("-0.07", "-0.075"), "two decimals"},
 		{"integer id as a float", post(`"id":42`, `"id":4.2`), "id"},
 		{"uid of another kind", post(`"uid":"cp_42"`, `"uid":"tm_42"`), "uid"},

@@ -107,6 +107,29 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 	), nil
 }
 
+// restParam makes a bad_request of the endpoint's query that names a
+// GraphQL variable (first, after, includeBody, …) name the query parameter
+// that set it instead, with the parameter's own message: every 400 of /v1
+// names what the client wrote. The parameters check their values as the
+// schema does, so this is a safety net; other errors pass unchanged.
+func (ep endpoint) restParam(err error) error {
+	d := apperr.As(err)
+	if d == nil || d.Code != apperr.BadRequest || d.Param == "" {
+		return err
+	}
+	for _, p := range ep.params {
+		switch d.Param {
+		case p.name:
+			return err
+		case p.variable:
+			e := p.invalid()
+			e.Err = err
+			return e
+		}
+	}
+	return err
+}
+
 func enumValues(schema *ast.Schema, name string) ([]string, error) {
 	def := schema.Types[name]
 	if def == nil || def.Kind != ast.Enum {
@@ -164,7 +187,7 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 	}
 	data, err := s.queries.run(graph.WithResponseBuffer(r.Context(), buf), ep.query, vars)
 	if err != nil {
-		return success{}, err
+		return success{}, ep.restParam(err)
 	}
 	res := success{units: ep.units}
 	switch ep.shape {

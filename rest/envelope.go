@@ -147,6 +147,13 @@ func (s *server) writeSuccess(w http.ResponseWriter, r *http.Request, res succes
 // error is shown with its code and message; anything else is logged with
 // the request id and shown as a generic internal error.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeErrorStatus(w, r, 0, err)
+}
+
+// writeErrorStatus is writeError with the HTTP status given, for the few
+// answers whose status is not their code's (431 is a bad_request); 0 takes
+// the code's status.
+func (s *server) writeErrorStatus(w http.ResponseWriter, r *http.Request, status int, err error) {
 	ctx := r.Context()
 	code, message := apperr.Internal, internalMessage
 	if d := apperr.As(err); d != nil && publicCode(d.Code) {
@@ -164,7 +171,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("route", routePattern(r)),
 			slog.Any("error", err))
 	}
-	status, _ := statusOf(code)
+	if status == 0 {
+		status, _ = statusOf(code)
+	}
 	h := w.Header()
 	switch status {
 	case http.StatusUnauthorized:

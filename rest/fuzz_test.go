@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +69,13 @@ var fuzzQueries = []string{
 	"from=2025-02-30",
 	"from=0000-01-01&to=0000-12-31",
 	"since=0001-01-01T00:30:00%2B01:00",
+	"since=9999-12-31T23:59:59-01:00",
+	"since=0000-01-01T00:00:00%2B01:00",
+	"since=2026-12-31T23:30:00-23:59",
+	"since=2026-01-01T00:00:00%2B24:00",
+	"from=0000-01-01&to=9999-12-31",
+	"from=9999-12-31",
+	"id=9223372036854775807",
 	"to=99999-01-01",
 	"query=%7B+health+%7B+status+%7D+%7D",
 	"query=%7B+posts(source:%22%5Cu0000%22)+%7B+nodes+%7B+id+%7D+%7D+%7D",
@@ -160,6 +169,42 @@ func FuzzQueryString(f *testing.F) {
 			if failed != (w.Code >= 400) {
 				t.Fatalf("%s: status %d with %s", what, w.Code, body)
 			}
+			if w.Code == http.StatusBadRequest {
+				if msg := errorMessage(body); !namesParameter(msg, path, rawQuery) {
+					t.Fatalf("%s: 400 %q names none of the request's parameters", what, msg)
+				}
+			}
 		}
 	})
+}
+
+func errorMessage(body []byte) string {
+	var env struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	json.Unmarshal(body, &env) //nolint:errcheck // checked by the caller's envelope check
+	return env.Error.Message
+}
+
+// namesParameter reports whether a 400's message names what the client
+// wrote: one of the query string's parameters, the path id, or the query
+// string as a whole.
+func namesParameter(msg, path, rawQuery string) bool {
+	if strings.Contains(msg, "query string") {
+		return true
+	}
+	if strings.HasPrefix(msg, "id ") && (strings.HasPrefix(path, "/v1/posts/") || strings.HasPrefix(path, "/v1/briefs/")) {
+		return true
+	}
+	values, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return false
+	}
+	for name := range values {
+		if name != "" && strings.HasPrefix(msg, name+" ") ||
+			strings.Contains(msg, "parameter "+strconv.Quote(name)) {
+			return true
+		}
+	}
+	return false
 }

@@ -196,6 +196,9 @@ func checkInvariants(t testing.TB, req *http.Request, r *resp) {
 		got != contentTypeJSON && !strings.HasPrefix(got, "text/html") {
 		t.Errorf("%s: Content-Type = %q, want %q", what, got, contentTypeJSON)
 	}
+	if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("%s: %d: X-Content-Type-Options = %q, want nosniff", what, r.StatusCode, got)
+	}
 	id := r.Header.Get("X-Request-Id")
 	if len(id) != 32 {
 		t.Errorf("%s: X-Request-Id = %q, want 32 hex digits", what, id)

@@ -272,7 +272,7 @@ func oaDescription(o OpenAPIOptions) string {
 	return strings.Join([]string{
 		"Read-only JSON over HTTPS. Every `/v1` path takes GET and HEAD (the headers of GET, no body); nothing takes a request body except `POST /graphql`.",
 		"",
-		"**Envelope.** Every body except this document's is a JSON object. Success: `data` (an array for lists, an object for one resource), `pagination` (`{next_cursor, has_more}` on the paginated lists posts, briefs and firehose; `null` everywhere else) and `meta`: `api_version` (`v1`), `request_id` (unique per response, equal to the `X-Request-Id` header), `tier` (the key's tier; `null` where no valid key was given) and, on ETF responses, `units` (`usd`). Error: `{error: {code, message}, meta}`, with neither `data` nor `pagination`. `Content-Type` is always `application/json; charset=utf-8`.",
+		"**Envelope.** Every body except this document's is a JSON object. Success: `data` (an array for lists, an object for one resource), `pagination` (`{next_cursor, has_more}` on the paginated lists posts, briefs and firehose; `null` everywhere else) and `meta`: `api_version` (`v1`), `request_id` (unique per response, equal to the `X-Request-Id` header), `tier` (the key's tier; `null` where no valid key was given) and, on ETF responses, `units` (`usd`). Error: `{error: {code, message}, meta}`, with neither `data` nor `pagination`. `Content-Type` is always `application/json; charset=utf-8`, and `X-Content-Type-Options` always `nosniff`. A request line and header fields over 16 KiB are refused with 431 and `bad_request` in the error envelope (over 64 KiB, and for requests HTTP itself cannot read, such as a malformed request line or a repeated `Host`, the HTTP server answers in `text/plain` before the API sees the request).",
 		"",
 		"**Formats.** Timestamps are UTC written `YYYY-MM-DDTHH:MM:SS.sssZ`; days are `YYYY-MM-DD`. A field of a resource is always present (`null` when empty) except three: `body` of posts (omitted with `include_body=false`), `raw` of posts (only with `include_raw=true`) and `summary_ai` of firehose messages (only with `include_summary=true`). The schemas close every object (`additionalProperties: false`) to describe v1 exactly as served today; as fields may be added within v1, clients should ignore fields they do not know.",
 		"",
@@ -487,11 +487,15 @@ func oaResponses() map[string]*oaResponse {
 	return rs
 }
 
-// oaHeaders refers to the named component headers.
+// oaHeaders refers to the named component headers. Every answer that has
+// X-Request-Id (every answer of the handler) also has X-Content-Type-Options.
 func oaHeaders(names ...string) map[string]*oaHeader {
-	hs := make(map[string]*oaHeader, len(names))
+	hs := make(map[string]*oaHeader, len(names)+1)
 	for _, n := range names {
 		hs[n] = &oaHeader{Ref: "#/components/headers/" + n}
+		if n == "X-Request-Id" {
+			hs["X-Content-Type-Options"] = &oaHeader{Ref: "#/components/headers/X-Content-Type-Options"}
+		}
 	}
 	return hs
 }
@@ -505,6 +509,8 @@ func oaHeaderDefs(o OpenAPIOptions) map[string]*oaHeader {
 	return map[string]*oaHeader{
 		"X-Request-Id": header("Unique id of the response, equal to `meta.request_id`; quote it to support.",
 			&oaSchema{Type: "string", MinLength: oaPtr[int64](1)}),
+		"X-Content-Type-Options": header("Always `nosniff`: the body is of its declared `Content-Type` only.",
+			&oaSchema{Type: "string", Const: "nosniff"}),
 		"ETag": header("Strong entity tag of the representation, a quoted string (`\"…\"`, never `W/`); send it back in `If-None-Match`.",
 			oaString()),
 		"RateLimit-Limit":     header("Requests allowed per minute to this key (or client IP).", integer(1)),

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/graph/scalar"
 )
 
 // maxTextParam bounds free-text parameters (source, cursor) in bytes.
@@ -27,7 +28,7 @@ type param struct {
 }
 
 // invalid is the error for a refused value of p.
-func (p param) invalid() error {
+func (p param) invalid() *apperr.Error {
 	return apperr.Invalid(p.name, "%s must be %s", p.name, p.allowed)
 }
 
@@ -159,7 +160,9 @@ func textParam(name, variable string) param {
 }
 
 // sinceParam is an instant: an RFC 3339 date-time with Z or an offset, or a
-// bare date meaning 00:00 UTC that day. It is passed on in UTC.
+// bare date meaning 00:00 UTC that day. A date-time is passed on as given:
+// the DateTime scalar reads it as this parser does, while its UTC form may
+// not be RFC 3339 at all (9999-12-31T23:59:59-01:00 is in the year 10000).
 func sinceParam() param {
 	return param{
 		name: "since", variable: "since",
@@ -169,22 +172,21 @@ func sinceParam() param {
 			if t, err := time.Parse(time.DateOnly, v); err == nil {
 				return t.Format(time.RFC3339Nano), true
 			}
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
+			if _, err := scalar.UnmarshalDateTime(v); err != nil {
 				return nil, false
 			}
-			return t.UTC().Format(time.RFC3339Nano), true
+			return v, true
 		},
 	}
 }
 
-// dateParam is a real calendar day, YYYY-MM-DD.
+// dateParam is a real calendar day, YYYY-MM-DD, as the Date scalar reads it.
 func dateParam(name string) param {
 	return param{
 		name: name, variable: name,
 		allowed: "a calendar date YYYY-MM-DD",
 		parse: func(v string) (any, bool) {
-			t, err := time.Parse(time.DateOnly, v)
+			t, err := scalar.UnmarshalDate(v)
 			if err != nil {
 				return nil, false
 			}

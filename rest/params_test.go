@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/feedapi/feedapi/graph/apperr"
 )
 
 func TestParameters(t *testing.T) {
@@ -71,6 +73,12 @@ func TestParameters(t *testing.T) {
 		{"since impossible date", "/v1/posts?since=2026-02-30", 400, since},
 		{"since unix time", "/v1/firehose?since=1767366245", 400, since},
 		{"since empty", "/v1/posts?since=", 400, since},
+		// RFC 3339 date-times whose UTC form leaves the years 0000-9999
+		{"since year 10000 in UTC", "/v1/posts?since=9999-12-31T23:59:59-01:00", 200, ""},
+		{"since year -1 in UTC", "/v1/firehose?since=0000-01-01T00:00:00%2B01:00", 200, ""},
+		{"since hour 24", "/v1/posts?since=2026-01-02T24:00:00Z", 400, since},
+		{"since offset hour 24", "/v1/posts?since=2026-01-02T10:00:00%2B24:00", 400, since},
+		{"since comma fraction", "/v1/posts?since=2026-01-02T10:00:00,5Z", 400, since},
 		// cursor
 		{"cursor garbage", "/v1/posts?cursor=abc", 400, cursorMsg},
 		{"cursor empty", "/v1/posts?cursor=", 400, cursorMsg},
@@ -106,6 +114,8 @@ func TestParameters(t *testing.T) {
 		{"to date-time", "/v1/etf-flows?to=2025-01-01T00:00:00Z", 400, "to must be a calendar date"},
 		{"from short", "/v1/etf-flows?from=2025-1-1", 400, "from must be a calendar date"},
 		{"leap day", "/v1/etf-flows?from=2024-02-29", 200, ""},
+		{"from and to at the calendar's edges", "/v1/etf-flows?from=0000-01-01&to=9999-12-31", 200, ""},
+		{"to with five digits", "/v1/etf-flows?to=10000-01-01", 400, "to must be a calendar date"},
 		// repeated, unknown and malformed
 		{"repeated limit", "/v1/posts?limit=10&limit=20", 400, "limit " + repeated},
 		{"repeated identical", "/v1/firehose?pane=news&pane=news", 400, "pane " + repeated},
@@ -169,5 +179,30 @@ func TestParameterChecksAreDeterministic(t *testing.T) {
 	r := a.get(t, "/v1/posts?include_raw=x&limit=0", a.free)
 	if want := "limit must be"; !strings.Contains(r.env.Error.Message, want) {
 		t.Errorf("message %q, want it to contain %q", r.env.Error.Message, want)
+	}
+}
+
+// TestQueryErrorsNameTheQueryParameter: a bad_request of an endpoint's
+// query that names a GraphQL variable is shown as the error of the query
+// parameter that set it.
+func TestQueryErrorsNameTheQueryParameter(t *testing.T) {
+	t.Parallel()
+	ep := endpoint{params: []param{limitParam(1, 100, 50), cursorParam(), boolParam("include_raw", "includeRaw", false)}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"variable first is limit", apperr.Invalid("first", "first must be an integer from 1 to 100"), "limit must be an integer from 1 to 100"},
+		{"variable includeRaw is include_raw", apperr.Invalid("includeRaw", "variable $includeRaw: …"), "include_raw must be true or false"},
+		{"a parameter's own name stays", apperr.Invalid("cursor", "cursor is invalid or was issued by another endpoint"), "cursor is invalid"},
+		{"not found stays", apperr.Missing("post", 7), "post 7 not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := apperr.As(ep.restParam(tc.err))
+			if got == nil || !strings.HasPrefix(got.Message, tc.want) {
+				t.Errorf("restParam(%v) = %v, want a message starting %q", tc.err, got, tc.want)
+			}
+		})
 	}
 }

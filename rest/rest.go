@@ -285,14 +285,33 @@ func forwardedClient(peer netip.Addr, xff []string, trusted []netip.Prefix) neti
 //	srv := rest.NewServer(addr, h)
 //	go func() { <-ctx.Done(); sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second); defer cancel(); srv.Shutdown(sctx) }()
 //	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) { … }
+//
+// net/http answers some malformed requests itself, before any handler runs,
+// in text/plain and with no hook to change that: a bad request line, an
+// invalid header, a missing or repeated Host (400), an unknown
+// Transfer-Encoding (501), an HTTP version other than 1.x (505), an Expect
+// other than 100-continue (417, no body), and a header larger than
+// serverHeaderBytes (431). Below that size the handler refuses a header
+// over MaxHeaderBytes with a 431 in the JSON envelope. OPTIONS * goes to the
+// handler too (404 in the envelope) instead of net/http's empty 200.
 func NewServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    16 << 10,
+		Addr:                         addr,
+		Handler:                      h,
+		ReadHeaderTimeout:            5 * time.Second,
+		ReadTimeout:                  15 * time.Second,
+		WriteTimeout:                 30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		MaxHeaderBytes:               serverHeaderBytes,
+		DisableGeneralOptionsHandler: true,
 	}
 }
+
+// MaxHeaderBytes is the largest request line and header fields a request
+// may have; a larger one is refused with 431 in the error envelope.
+const MaxHeaderBytes = 16 << 10
+
+// serverHeaderBytes is where net/http itself stops reading a header (431 in
+// text/plain): larger than MaxHeaderBytes, so that the handler answers the
+// requests between the two in the envelope.
+const serverHeaderBytes = 64 << 10

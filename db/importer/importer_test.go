@@ -291,6 +291,8 @@ func TestImportRejectsBadLines(t *testing.T) {
 		{"timestamp without zone", posts, line(postBase, `"created_at":"2026-03-01T10:00:00"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
 		{"date as timestamp", posts, line(postBase, `"created_at":"2026-03-01"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
 		{"timestamp out of range", posts, line(postBase, `"created_at":"2026-02-30T10:00:00Z"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
+		{"timestamp with offset +24:00", posts, line(postBase, `"created_at":"2026-03-01T10:00:00+24:00"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
+		{"timestamp with a comma fraction", posts, line(postBase, `"created_at":"2026-03-01T10:00:00,5Z"`), "created_at: must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"},
 		{"timestamp as number", posts, line(postBase, `"created_at":1767225600`), "created_at: must be a string"},
 		{"timestamp in year 0", posts, line(postBase, `"created_at":"0001-01-01T00:30:00+01:00"`), "created_at: must be between years 0001 and 9999 in UTC"},
 		{"raw not an object", posts, line(postBase, `"raw":[1]`), "raw: must be a JSON object"},
@@ -468,6 +470,85 @@ func TestImportBriefWeekConflicts(t *testing.T) {
 	}
 	if got := stored(t, bdb, "briefs", "id = 10000001 AND content = 'same brief, same week'"); got == "" {
 		t.Errorf("brief 10000001 not updated")
+	}
+}
+
+// TestImportBriefWeeksDoNotOverlap: a brief whose week shares a day with
+// another brief's week is refused with its line, in the database or in the
+// same batch, whether it is new or moved by a re-import; a brief keeps its
+// own week through an upsert and may take days another row has just left.
+func TestImportBriefWeeksDoNotOverlap(t *testing.T) {
+	t.Parallel()
+	bdb := dbtest.New(t)
+	run(t, bdb, importer.KindBriefs, importer.Options{}, line(briefBase)) // 10000001: 2031-01-06..2031-01-12
+	weekOf := func(id int) string {
+		t.Helper()
+		var w string
+		if err := bdb.NewRaw("SELECT week_start::text || '..' || week_end::text FROM briefs WHERE id = ?", id).
+			Scan(context.Background(), &w); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatal(err)
+		}
+		return w
+	}
+	steps := []struct {
+		name        string
+		lines       []string
+		wantRejects string
+		want        importer.Result
+		weeks       map[int]string // brief id → its week afterwards ("" for none)
+	}{
+		{
+			name: "new briefs",
+			lines: []string{
+				line(briefBase, `"id":10000002`, `"week_start":"2031-01-10"`, `"week_end":"2031-01-16"`),
+				line(briefBase, `"id":10000003`, `"week_start":"2031-01-13"`, `"week_end":"2031-01-19"`),
+				line(briefBase, `"id":10000004`, `"week_start":"2031-01-19"`, `"week_end":"2031-01-25"`),
+				line(briefBase, `"id":10000001`, `"content":"same brief, same week"`),
+			},
+			wantRejects: "line 1: week_start: the week 2031-01-10..2031-01-16 overlaps brief 10000001 (2031-01-06..2031-01-12)\n" +
+				"line 3: week_start: the week 2031-01-19..2031-01-25 overlaps brief 10000003 (2031-01-13..2031-01-19)\n",
+			want:  importer.Result{Read: 4, Imported: 2, Rejected: 2},
+			weeks: map[int]string{10000001: "2031-01-06..2031-01-12", 10000002: "", 10000003: "2031-01-13..2031-01-19", 10000004: ""},
+		},
+		{
+			name: "a re-import moves a brief onto another's week",
+			lines: []string{
+				line(briefBase, `"id":10000003`, `"week_start":"2031-01-05"`, `"week_end":"2031-01-11"`),
+			},
+			wantRejects: "line 1: week_start: the week 2031-01-05..2031-01-11 overlaps brief 10000001 (2031-01-06..2031-01-12)\n",
+			want:        importer.Result{Read: 1, Rejected: 1},
+			weeks:       map[int]string{10000001: "2031-01-06..2031-01-12", 10000003: "2031-01-13..2031-01-19"},
+		},
+		{
+			name: "a brief takes the days another has just left",
+			lines: []string{
+				line(briefBase, `"id":10000001`, `"week_start":"2031-02-03"`, `"week_end":"2031-02-09"`),
+				line(briefBase, `"id":10000003`, `"week_start":"2031-01-06"`, `"week_end":"2031-01-12"`),
+			},
+			want:  importer.Result{Read: 2, Imported: 2},
+			weeks: map[int]string{10000001: "2031-02-03..2031-02-09", 10000003: "2031-01-06..2031-01-12"},
+		},
+	}
+	for _, st := range steps {
+		res, rejects := run(t, bdb, importer.KindBriefs, importer.Options{}, st.lines...)
+		if rejects != st.wantRejects {
+			t.Errorf("%s: rejects:\n got %q\nwant %q", st.name, rejects, st.wantRejects)
+		}
+		if res != st.want {
+			t.Errorf("%s: result: got %+v, want %+v", st.name, res, st.want)
+		}
+		for id, want := range st.weeks {
+			if got := weekOf(id); got != want {
+				t.Errorf("%s: brief %d: week %q, want %q", st.name, id, got, want)
+			}
+		}
+	}
+
+	// The database refuses an overlap that bypasses the importer.
+	_, err := bdb.ExecContext(context.Background(), `INSERT INTO briefs (id, week_start, week_end, post_count, content, created_at)
+		VALUES (10000009, '2031-02-09', '2031-02-15', 0, '', now())`)
+	if err == nil || !strings.Contains(err.Error(), "briefs_weeks_do_not_overlap") {
+		t.Errorf("overlapping insert: got %v, want a violation of briefs_weeks_do_not_overlap", err)
 	}
 }
 

@@ -207,7 +207,7 @@ func (o *object) timestamp(name string) time.Time {
 		return time.Time{}
 	}
 	// RFC 3339 allows a lower-case t and z; they are the only letters in it.
-	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
+	t, err := db.ParseTimestamp(strings.ToUpper(s))
 	if err != nil {
 		o.fail(name, "must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z")
 		return time.Time{}

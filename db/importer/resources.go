@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -111,35 +112,74 @@ type etfKey struct {
 	day   time.Time
 }
 
-// weekConflicts enforces briefs' unique week_start, which the upsert by id
-// cannot resolve: a brief is refused when its week already belongs to another
-// brief, earlier in the batch or in the database. The database check is
-// conservative: a week is taken by its current holder even if the same batch
-// moves that brief to another week.
+// weekConflicts enforces what the upsert by id cannot resolve: the weeks
+// (week_start to week_end, inclusive) of different briefs never overlap
+// (the briefs_weeks_do_not_overlap constraint, which also makes week_start
+// unique). A brief is refused when its week overlaps the week of another
+// brief as it stands when the brief's row is written: in the database, or
+// as moved by an earlier row of the same batch. A brief keeps its own week
+// through an upsert, and may move to days that another row of the batch
+// has just left, but not to days another brief leaves only later in the
+// batch, since the database checks each row as it is written.
 func weekConflicts(ctx context.Context, tx bun.Tx, rows []db.Brief) (map[int]*fieldError, error) {
-	weeks := make([]string, len(rows))
-	for i := range rows {
-		weeks[i] = rows[i].WeekStart.Format(time.DateOnly)
+	if len(rows) == 0 {
+		return nil, nil
 	}
-	var held []struct {
-		ID        int64
-		WeekStart time.Time
+	lo, hi := rows[0].WeekStart, rows[0].WeekEnd
+	for _, b := range rows[1:] {
+		lo, hi = minTime(lo, b.WeekStart), maxTime(hi, b.WeekEnd)
 	}
-	if err := tx.NewSelect().Table("briefs").Column("id", "week_start").
-		Where("week_start IN (?)", bun.List(weeks)).Scan(ctx, &held); err != nil {
+	var held []week
+	if err := tx.NewSelect().Table("briefs").Column("id", "week_start", "week_end").
+		Where("week_start <= ? AND week_end >= ?", hi.Format(time.DateOnly), lo.Format(time.DateOnly)).
+		OrderExpr("id").Scan(ctx, &held); err != nil {
 		return nil, fmt.Errorf("look up brief weeks: %w", err)
-	}
-	holder := make(map[string]int64, len(rows)+len(held))
-	for _, h := range held {
-		holder[h.WeekStart.Format(time.DateOnly)] = h.ID
 	}
 	bad := map[int]*fieldError{}
 	for i, b := range rows {
-		if id, ok := holder[weeks[i]]; ok && id != b.ID {
-			bad[i] = &fieldError{"week_start", weeks[i] + " already belongs to brief " + strconv.FormatInt(id, 10)}
+		w := week{ID: b.ID, WeekStart: b.WeekStart, WeekEnd: b.WeekEnd}
+		if j := slices.IndexFunc(held, func(h week) bool { return h.ID != w.ID && h.overlaps(w) }); j >= 0 {
+			bad[i] = overlapError(w, held[j])
 			continue
 		}
-		holder[weeks[i]] = b.ID
+		held = slices.DeleteFunc(held, func(h week) bool { return h.ID == w.ID })
+		held = append(held, w)
 	}
 	return bad, nil
+}
+
+// week is the id and the days of a brief.
+type week struct {
+	ID                 int64
+	WeekStart, WeekEnd time.Time
+}
+
+func (w week) overlaps(o week) bool {
+	return !w.WeekStart.After(o.WeekEnd) && !o.WeekStart.After(w.WeekEnd)
+}
+
+func (w week) String() string {
+	return w.WeekStart.Format(time.DateOnly) + ".." + w.WeekEnd.Format(time.DateOnly)
+}
+
+func overlapError(w, other week) *fieldError {
+	id := strconv.FormatInt(other.ID, 10)
+	if w.WeekStart.Equal(other.WeekStart) {
+		return &fieldError{"week_start", w.WeekStart.Format(time.DateOnly) + " already belongs to brief " + id}
+	}
+	return &fieldError{"week_start", "the week " + w.String() + " overlaps brief " + id + " (" + other.String() + ")"}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/model"
 	"github.com/feedapi/feedapi/graph/scalar"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -7795,6 +7797,18 @@ func (p *plain__Type) MarshalGQL(w io.Writer) {
 	}
 }
 
+// unknownEnumValue is the error of an enum input that is not exactly one of
+// the enum's values. gqlparser matches enum variables case-insensitively,
+// and gqlgen's unmarshaller would read the spelling it has no Go value for
+// as the zero value, silently dropping the argument. Package graph refuses
+// such variables before execution, naming them; this is the backstop, a
+// validation error (bad_request) wherever else such a value comes from.
+func unknownEnumValue(enum string, value any) error {
+	err := gqlerror.Errorf("%s is not a value of %s; enum values are case-sensitive", strconv.Quote(fmt.Sprint(value)), enum)
+	errcode.Set(err, errcode.ValidationFailed)
+	return err
+}
+
 // plainBuffer returns the spare capacity of w when it is the buffer gqlgen
 // marshals a response into, for a plain object to append to and then Write
 // in place. It makes room for a typical object first, so that the appends
@@ -7992,7 +8006,10 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 
 func (ec *executionContext) unmarshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx context.Context, v any) (db.Asset, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset[tmp]
+	res, ok := unmarshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset[tmp]
+	if err == nil && !ok {
+		err = unknownEnumValue("EtfAsset", tmp)
+	}
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -8303,7 +8320,10 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfeedapiᚋfeedapi
 
 func (ec *executionContext) unmarshalNPane2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane(ctx context.Context, v any) (db.Pane, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNPane2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane[tmp]
+	res, ok := unmarshalNPane2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane[tmp]
+	if err == nil && !ok {
+		err = unknownEnumValue("Pane", tmp)
+	}
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -8869,7 +8889,10 @@ func (ec *executionContext) unmarshalOPane2ᚖgithubᚗcomᚋfeedapiᚋfeedapi�
 		return nil, nil
 	}
 	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOPane2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane[tmp]
+	res, ok := unmarshalOPane2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane[tmp]
+	if err == nil && !ok {
+		err = unknownEnumValue("Pane", tmp)
+	}
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

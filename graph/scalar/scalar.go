@@ -32,7 +32,7 @@ func UnmarshalDateTime(v any) (time.Time, error) {
 	if !ok {
 		return time.Time{}, apperr.Invalid("", "DateTime must be an RFC 3339 date-time string, got %T", v)
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := db.ParseTimestamp(s)
 	if err != nil {
 		return time.Time{}, apperr.Invalid("", "DateTime must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
 	}

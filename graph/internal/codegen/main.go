@@ -23,7 +23,7 @@
 // so that REST's pooled buffers replace one allocation per response.
 //
 // The templates are gqlgen's, read from the module's copy of gqlgen at
-// generation time, with three small patches (see patches): an upgrade of
+// generation time, with four small patches (see patches): an upgrade of
 // gqlgen that moves their anchors fails here, loudly, instead of generating
 // something else.
 //
@@ -61,6 +61,7 @@ const (
 	objectAnchor = "{{ end }}) graphql.Marshaler {\n" +
 		"\tfields := graphql.CollectFields(ec.OperationContext, sel, {{$object.Name|lcFirst}}Implementors)\n"
 	listAnchor     = "\t\t\t\t{{- if not $type.IsScalar }}\n"
+	enumAnchor     = "\t\t\t\t\t\tres := {{ ($type.EnumUnmarshalVar $.Config.UseFunctionSyntaxForExecutionContext) }}[tmp]\n"
 	responseAnchor = "\t\t\tvar buf bytes.Buffer\n" +
 		"\t\t\tdata.MarshalGQL(&buf)\n" +
 		"\t\t\tresponse.Data = buf.Bytes()\n"
@@ -82,6 +83,16 @@ var patches = []struct{ file, anchor, replacement string }{
 		file:        "type.gotpl",
 		anchor:      listAnchor,
 		replacement: listAnchor + "{{- template \"plainListShortcut\" $type }}\n",
+	},
+	{
+		// An enum value with no Go value (another spelling than the
+		// schema's) is an error, not the zero value.
+		file:   "type.gotpl",
+		anchor: enumAnchor,
+		replacement: "\t\t\t\t\t\tres, ok := {{ ($type.EnumUnmarshalVar $.Config.UseFunctionSyntaxForExecutionContext) }}[tmp]\n" +
+			"\t\t\t\t\t\tif err == nil && !ok {\n" +
+			"\t\t\t\t\t\t\terr = unknownEnumValue({{ $type.Definition.Name | quote }}, tmp)\n" +
+			"\t\t\t\t\t\t}\n",
 	},
 	{
 		// A query's first response goes into the caller's buffer when it
