@@ -40,8 +40,8 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		secret, ok := bearer(r.Header.Values("Authorization"))
 		ip := s.clientIP(r)
 		if !ok || !s.verified.has(secret) {
-			if !s.rates.peek(r.Context(), budgetAuthFailed+ip, s.authFailures).allowed {
-				s.refuseAuth(w, r)
+			if d := s.rates.peek(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.allowed {
+				s.refuseAuth(w, r, d)
 				return
 			}
 		}
@@ -67,16 +67,18 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 // authFailed counts a failed authentication against the client IP's
 // budget and answers 401, or 429 when the budget is spent.
 func (s *server) authFailed(w http.ResponseWriter, r *http.Request, ip string) {
-	if !s.rates.take(r.Context(), budgetAuthFailed+ip, s.authFailures).allowed {
-		s.refuseAuth(w, r)
+	if d := s.rates.take(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.allowed {
+		s.refuseAuth(w, r, d)
 		return
 	}
 	s.writeError(w, r, apperr.New(apperr.Unauthorized, unauthorizedMessage))
 }
 
 // refuseAuth answers 429 for a client IP whose failed-authentication
-// budget is spent.
-func (s *server) refuseAuth(w http.ResponseWriter, r *http.Request) {
+// budget is spent, with that budget's rate-limit headers (policy
+// "failed_auth").
+func (s *server) refuseAuth(w http.ResponseWriter, r *http.Request, d decision) {
+	setRateHeaders(w.Header(), policyAuthFailed, s.authFailures, d)
 	if a := accessOf(r.Context()); a != nil {
 		a.authBudget = true
 	}

@@ -41,7 +41,8 @@ type decision struct {
 // 0 to look only), a member name unique to this call, now (µs; 0 for the
 // server's TIME, other values only in tests), then the ages (µs) of
 // requests counted elsewhere (by a replica while Redis was away) to add.
-// Returns {allowed (0|1), entries in the window, µs until the oldest leaves}.
+// Returns {allowed (0|1: the request was, or one would be, within the
+// limit), entries in the window, µs until the oldest leaves}.
 var slidingLogScript = redis.NewScript(`
 local key = KEYS[1]
 local limit = tonumber(ARGV[1])
@@ -68,10 +69,12 @@ if n > limit then
   n = limit
 end
 local allowed = 0
-if take and n < limit then
-  redis.call('ZADD', key, now, member)
-  n = n + 1
+if n < limit then
   allowed = 1
+  if take then
+    redis.call('ZADD', key, now, member)
+    n = n + 1
+  end
 end
 local reset = 0
 if n > 0 then
