@@ -234,9 +234,13 @@ func (s *rateStore) probeSoon() {
 		if err := s.rdb.Ping(ctx).Err(); err != nil {
 			return
 		}
-		// From here on requests count in Redis again, each adding what its
-		// budget counted locally; flush adds the rest, so that a budget
-		// that no request touches soon is complete in Redis too.
+		// Hand Redis what was counted locally before counting there again,
+		// so that no replica sees a budget without it; then once more for
+		// what was counted locally while the first flush ran. From then on
+		// a request whose budget still has local entries adds them itself.
+		if err := s.flush(ctx); err != nil {
+			return
+		}
 		s.switchTo(false, nil)
 		if err := s.flush(ctx); err != nil {
 			s.switchTo(true, err)
