@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
@@ -58,11 +59,15 @@ func TestFailedAuthBudget(t *testing.T) {
 			counted := bun.NewDB(base.bdb.DB, pgdialect.New())
 			counted.AddQueryHook(queries)
 			svc := keys.NewService(counted, keys.Options{})
-			replicas := []*api{base.variant(t, func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0 })}
+			reg := prometheus.NewRegistry()
+			opts := func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0 }
 			if tc.redis {
 				rc, prefix := redisClient(t), randomPrefix(t)
-				opts := func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0; c.Redis = rc; c.RedisPrefix = prefix }
-				replicas = []*api{base.variant(t, opts), base.variant(t, opts)}
+				opts = func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0; c.Redis = rc; c.RedisPrefix = prefix }
+			}
+			replicas := []*api{base.variant(t, withMetrics(t, reg), opts)}
+			if tc.redis {
+				replicas = append(replicas, base.variant(t, opts))
 			}
 			a := replicas[0]
 
@@ -74,7 +79,11 @@ func TestFailedAuthBudget(t *testing.T) {
 				r.wantStatus(t, http.StatusUnauthorized)
 			}
 			before := queries.n.Load()
+			refusedByA := 1 // the request without a key, below
 			for i := range 20 {
+				if i%len(replicas) == 0 {
+					refusedByA++
+				}
 				r := replicas[i%len(replicas)].get(t, "/v1/posts?limit=1", randomKey(t))
 				wantRateLimited(t, r)
 				if r.env.Meta.Tier != nil {
@@ -95,6 +104,10 @@ func TestFailedAuthBudget(t *testing.T) {
 			}
 			// The unauthenticated endpoints keep their own budget.
 			a.get(t, "/v1/health", "").wantStatus(t, http.StatusOK)
+			// The refusals are counted under a scope of their own.
+			if got := counter(t, reg, "feedapi_rate_limit_refusals_total", map[string]string{"scope": scopeAuth}); got != float64(refusedByA) {
+				t.Errorf("feedapi_rate_limit_refusals_total{scope=auth} = %v, want %d", got, refusedByA)
+			}
 		})
 	}
 }
