@@ -139,7 +139,7 @@ func (s *server) keyed(tiers ...string) func(http.Handler) http.Handler {
 			if n, ok := s.tierRateLimits[tier]; ok {
 				limit = n
 			}
-			within := s.limit(w, r.Context(), budgetKey+strconv.FormatInt(p.KeyID, 10), limit)
+			within := s.limit(r.Context(), w, budgetKey+strconv.FormatInt(p.KeyID, 10), limit)
 			if !slices.Contains(tiers, tier) {
 				s.writeError(w, r, apperr.New(apperr.ForbiddenTier,
 					"this endpoint needs a key of tier "+strings.Join(tiers, " or ")+"; this key's tier is "+tier))

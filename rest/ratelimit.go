@@ -34,7 +34,7 @@ const (
 // limit counts the request against the budget name of limit requests per
 // rolling minute, sets the rate-limit headers of the default policy (see
 // setRateHeaders) and reports whether the request is within the limit.
-func (s *server) limit(w http.ResponseWriter, ctx context.Context, name string, limit int) bool {
+func (s *server) limit(ctx context.Context, w http.ResponseWriter, name string, limit int) bool {
 	d := s.rates.take(ctx, name, limit)
 	setRateHeaders(w.Header(), policyDefault, limit, d)
 	return d.allowed

@@ -103,11 +103,10 @@ type rateStore struct {
 	member string // this process's part of the sorted sets' member names
 	seq    atomic.Uint64
 
-	fallback  atomic.Bool // Redis is configured but away
-	probing   atomic.Bool // a probe of Redis is under way
-	lastProbe atomic.Int64
-	onSwitch  func(local bool)
-	log       *slog.Logger
+	fallback atomic.Bool // Redis is configured but away
+	probing  atomic.Bool // probe runs
+	onSwitch func(local bool)
+	log      *slog.Logger
 }
 
 // probeInterval spaces the probes of an absent Redis.
@@ -137,7 +136,6 @@ func (s *rateStore) state() string {
 	case s.rdb == nil:
 		return rateLimitsLocal
 	case s.fallback.Load():
-		s.probeSoon()
 		return rateLimitsFallback
 	}
 	return rateLimitsShared
@@ -160,7 +158,6 @@ func (s *rateStore) count(ctx context.Context, name string, limit int, take bool
 		return s.local.count(name, limit, take, s.clock())
 	}
 	if s.fallback.Load() {
-		s.probeSoon()
 		return s.local.count(name, limit, take, s.clock())
 	}
 	now := s.clock()
@@ -217,35 +214,48 @@ func (s *rateStore) switchTo(local bool, cause error) {
 	if s.onSwitch != nil {
 		s.onSwitch(local)
 	}
+	if local {
+		go s.probe()
+	}
 }
 
-// probeSoon checks in the background, at most every probeInterval,
-// whether Redis answers again, and if so hands it the requests counted
-// locally meanwhile and switches back to it.
-func (s *rateStore) probeSoon() {
-	now := time.Now().UnixNano()
-	if now-s.lastProbe.Load() < int64(probeInterval) || !s.probing.CompareAndSwap(false, true) {
-		return
+// probe checks every probeInterval, until Redis answers again, whether it
+// does; then it hands Redis the requests counted locally meanwhile and
+// switches back to it. One probe runs at a time; it ends with the outage.
+func (s *rateStore) probe() {
+	// Checking fallback again after giving up the turn catches a switch
+	// made while the last probe was ending.
+	for s.fallback.Load() && s.probing.CompareAndSwap(false, true) {
+		s.probeUntilBack()
+		s.probing.Store(false)
 	}
-	s.lastProbe.Store(now)
-	go func() {
-		defer s.probing.Store(false)
-		ctx := context.Background()
-		if err := s.rdb.Ping(ctx).Err(); err != nil {
+}
+
+func (s *rateStore) probeUntilBack() {
+	ctx := context.Background()
+	tick := time.NewTicker(probeInterval)
+	defer tick.Stop()
+	for range tick.C {
+		if !s.fallback.Load() {
 			return
+		}
+		if err := s.rdb.Ping(ctx).Err(); err != nil {
+			continue
 		}
 		// Hand Redis what was counted locally before counting there again,
 		// so that no replica sees a budget without it; then once more for
 		// what was counted locally while the first flush ran. From then on
 		// a request whose budget still has local entries adds them itself.
 		if err := s.flush(ctx); err != nil {
-			return
+			continue
 		}
 		s.switchTo(false, nil)
 		if err := s.flush(ctx); err != nil {
 			s.switchTo(true, err)
+			continue
 		}
-	}()
+		return
+	}
 }
 
 // flush adds every locally counted request to Redis.

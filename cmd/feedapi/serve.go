@@ -140,9 +140,12 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		if err != nil {
 			return fmt.Errorf("parse REDIS_URL: %w", err)
 		}
-		// Short timeouts and no retries: when Redis is away the limiter
-		// falls back to local counters instead of stalling requests.
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries = 200*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond, -1
+		// Bounded timeouts and no retries: when Redis is away the limiter
+		// falls back to local counters instead of stalling requests. Not
+		// much shorter, though: a busy replica whose answers from Redis
+		// take a few hundred milliseconds must not take Redis for away and
+		// count on its own, which would give keys more than their limit.
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries = time.Second, time.Second, time.Second, -1
 		rdb = redis.NewClient(opts)
 		defer rdb.Close()
 	}
