@@ -56,8 +56,7 @@ func TestFailedAuthBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			queries := &queryCounter{}
-			counted := bun.NewDB(base.bdb.DB, pgdialect.New())
-			counted.AddQueryHook(queries)
+			counted := bun.NewDB(base.bdb.DB, pgdialect.New()).WithQueryHook(queries)
 			svc := keys.NewService(counted, keys.Options{})
 			reg := prometheus.NewRegistry()
 			opts := func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0 }
