@@ -64,9 +64,11 @@ type Config struct {
 	// Redis, when set, holds the rate-limit counters, so that all replicas
 	// share one budget per key (and per client IP). While it is unreachable
 	// each replica falls back to local counters, and adds what it counted
-	// meanwhile to Redis once it answers again. Give the client short timeouts and no retries
-	// (e.g. DialTimeout 200ms, Read/WriteTimeout 100ms, MaxRetries -1) so
-	// that the fallback engages quickly.
+	// meanwhile to Redis once it answers again. Give the client bounded
+	// timeouts and no retries (feedapi serve: Dial/Read/WriteTimeout 1s,
+	// MaxRetries -1), so that the fallback engages within a second, but not
+	// so short that a busy replica takes a slow answer for an outage and
+	// counts on its own.
 	Redis *redis.Client
 	// RedisPrefix starts the names of the counters in Redis (default
 	// "feedapi:ratelimit"); deployments sharing one Redis need their own.
