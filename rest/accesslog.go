@@ -19,6 +19,20 @@ type access struct {
 	keyID  int64
 	tier   string
 	hasKey bool
+	// authBudget: refused 429 because the client IP's failed
+	// authentications are spent.
+	authBudget bool
+}
+
+// refusalScope is the limit a 429 of this request came from.
+func (a *access) refusalScope() string {
+	switch {
+	case a.authBudget:
+		return scopeAuth
+	case a.hasKey:
+		return scopeKey
+	}
+	return scopeIP
 }
 
 type accessKey struct{}
@@ -78,7 +92,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 				status = statusClientClosed
 			}
 			route := routePattern(r)
-			s.metrics.observeRequest(r.Method, route, status, d, a.hasKey)
+			s.metrics.observeRequest(r.Method, route, status, d, a.refusalScope())
 			if !logOn {
 				return
 			}

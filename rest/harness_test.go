@@ -41,7 +41,8 @@ type api struct {
 
 // newAPI gives the test its own database (a clone of the seeded template)
 // and the REST handler over it, served on a local port, with ETF flows on
-// and a rate limit high enough not to interfere; opts adjust the Config.
+// and rate limits (per key, and of failed authentications per client IP)
+// high enough not to interfere; opts adjust the Config.
 func newAPI(t testing.TB, opts ...func(*Config)) *api {
 	t.Helper()
 	bdb := dbtest.New(t)
@@ -54,6 +55,8 @@ func newAPI(t testing.TB, opts ...func(*Config)) *api {
 		ServerURL:    "https://api.example.test",
 		AltServerURL: "https://alt.example.test",
 		RateLimit:    100000,
+		// Tests of 401s send many bad keys from one address.
+		AuthFailureLimit: 100000,
 	}
 	base.free = base.newKey(db.TierFree)
 	base.pro = base.newKey(db.TierPro)

@@ -34,6 +34,7 @@ const (
 	routeUnmatched = "unmatched" // the route of 404s and 405s: chi matched none
 	scopeKey       = "key"       // refused by the per-key limit
 	scopeIP        = "ip"        // refused by the per-client-IP limit
+	scopeAuth      = "auth"      // refused by the per-client-IP budget of failed authentications
 )
 
 // NewMetrics creates the metrics of the REST layer and registers them with
@@ -41,7 +42,7 @@ const (
 //
 //	feedapi_http_requests_total{method,route,status}       counter
 //	feedapi_http_request_duration_seconds{method,route}    histogram
-//	feedapi_rate_limit_refusals_total{scope}               counter, scope "key" or "ip"
+//	feedapi_rate_limit_refusals_total{scope}               counter, scope "key", "ip" or "auth"
 //	feedapi_graphql_complexity                             histogram, per /graphql operation
 //	feedapi_rate_limit_redis_fallback                      gauge, 1 while Redis is away
 //
@@ -60,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"method", "route"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedapi_rate_limit_refusals_total",
-			Help: `Requests refused with 429, by the limit that refused them: "key" (per API key) or "ip" (per client IP, unauthenticated endpoints).`,
+			Help: `Requests refused with 429, by the limit that refused them: "key" (per API key), "ip" (per client IP, unauthenticated endpoints) or "auth" (per client IP, failed authentications).`,
 		}, []string{"scope"}),
 		complexity: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "feedapi_graphql_complexity",
@@ -81,14 +82,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	// rather than absent before the first one.
 	m.refusals.WithLabelValues(scopeKey)
 	m.refusals.WithLabelValues(scopeIP)
+	m.refusals.WithLabelValues(scopeAuth)
 	return m, nil
 }
 
-// observeRequest records a finished request. A 429 is the per-key limit's
-// when the request carried a valid key (keyed routes check the key before
-// its limit), and the per-IP limit's otherwise (that limit runs before any
-// key is looked at).
-func (m *Metrics) observeRequest(method, route string, status int, d time.Duration, keyed bool) {
+// observeRequest records a finished request; scope names the limit that
+// refused it when status is 429 (see access.refusalScope).
+func (m *Metrics) observeRequest(method, route string, status int, d time.Duration, scope string) {
 	if m == nil {
 		return
 	}
@@ -96,10 +96,6 @@ func (m *Metrics) observeRequest(method, route string, status int, d time.Durati
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
 	if status == http.StatusTooManyRequests {
-		scope := scopeIP
-		if keyed {
-			scope = scopeKey
-		}
 		m.refusals.WithLabelValues(scope).Inc()
 	}
 }

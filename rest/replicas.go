@@ -3,8 +3,6 @@ package rest
 import (
 	"bytes"
 	"strconv"
-
-	"github.com/go-chi/httprate"
 )
 
 // Values of /v1/health's rate_limits.
@@ -13,27 +11,6 @@ const (
 	rateLimitsShared   = "shared"         // Redis holds the counters
 	rateLimitsFallback = "local_fallback" // Redis is configured but away
 )
-
-// fallbackReporter is what httprate-redis's counter tells of its state.
-type fallbackReporter interface {
-	IsFallbackActivated() bool
-}
-
-// rateLimitState returns how the counter keeps its counts, for health:
-// local without a shared store, shared while Redis answers, local_fallback
-// while it does not.
-func rateLimitState(counter httprate.LimitCounter) func() string {
-	fr, ok := counter.(fallbackReporter)
-	if !ok {
-		return func() string { return rateLimitsLocal }
-	}
-	return func() string {
-		if fr.IsFallbackActivated() {
-			return rateLimitsFallback
-		}
-		return rateLimitsShared
-	}
-}
 
 // withRateLimits returns health's data object with rate_limits added.
 // data may be a slice of a larger buffer, so the result is a copy.
@@ -48,6 +25,6 @@ func (s *server) withRateLimits(data []byte) []byte {
 		out = append(out, ',')
 	}
 	out = append(out, `"rate_limits":`...)
-	out = strconv.AppendQuote(out, s.rateLimits())
+	out = strconv.AppendQuote(out, s.rates.state())
 	return append(out, '}')
 }

@@ -11,8 +11,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
-	"github.com/go-chi/httprate"
-	httprateredis "github.com/go-chi/httprate-redis"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/feedapi/feedapi/graph"
@@ -22,6 +20,9 @@ import (
 const (
 	DefaultRateLimit   = 120 // requests per key per minute
 	DefaultIPRateLimit = 600 // requests per client IP per minute, unauthenticated endpoints
+	// DefaultAuthFailureLimit is the failed authentications per client IP
+	// per minute.
+	DefaultAuthFailureLimit = 30
 )
 
 // Config holds what the REST layer needs. Zero fields take the defaults
@@ -49,16 +50,25 @@ type Config struct {
 	// IPRateLimit limits the unauthenticated endpoints (health, OpenAPI,
 	// unknown paths) per client IP per minute (default 600).
 	IPRateLimit int
+	// AuthFailureLimit is the number of failed authentications (401) a
+	// client IP may cause per rolling minute (default 30). Once it is
+	// spent, that IP's requests with a key not recently verified by this
+	// replica are answered 429 without looking the key up, until the
+	// oldest failure is a minute old.
+	AuthFailureLimit int
 	// TrustedProxies lists the CIDR prefixes of reverse proxies whose
 	// X-Forwarded-For is believed for the client IP. Empty (the default)
 	// means the client IP is the TCP peer (RemoteAddr) and
 	// X-Forwarded-For is ignored, so that clients cannot choose their IP.
 	TrustedProxies []string
 	// Redis, when set, holds the rate-limit counters, so that all replicas
-	// share one budget per key. While it is unreachable each replica falls
-	// back to local counters. Give the client short timeouts and no retries
-	// (e.g. DialTimeout 200ms, Read/WriteTimeout 100ms, MaxRetries -1) so
-	// that the fallback engages quickly.
+	// share one budget per key (and per client IP). While it is unreachable
+	// each replica falls back to local counters, and adds what it counted
+	// meanwhile to Redis once it answers again. Give the client bounded
+	// timeouts and no retries (feedapi serve: Dial/Read/WriteTimeout 1s,
+	// MaxRetries -1), so that the fallback engages within a second, but not
+	// so short that a busy replica takes a slow answer for an outage and
+	// counts on its own.
 	Redis *redis.Client
 	// RedisPrefix starts the names of the counters in Redis (default
 	// "feedapi:ratelimit"); deployments sharing one Redis need their own.
@@ -79,6 +89,10 @@ type Config struct {
 	// such dials, which database/sql makes one at a time) waits as long as
 	// the outage lasts; past it the answer is 500 internal.
 	RequestTimeout time.Duration
+
+	// now, in tests, replaces the rate limits' clock (time.Now, or Redis's
+	// TIME when shared).
+	now func() time.Time
 }
 
 // server is the REST layer built by New.
@@ -92,12 +106,12 @@ type server struct {
 	rateLimit      int
 	tierRateLimits map[string]int
 	ipRateLimit    int
-	keyLimiter     *limiter
-	ipLimiter      *limiter
+	authFailures   int
+	rates          *rateStore
+	verified       *verifiedKeys
 	clientIP       func(*http.Request) string
 	log            *slog.Logger
 	metrics        *Metrics
-	rateLimits     func() string // health's rate_limits: local, shared or local_fallback
 	requestTimeout time.Duration
 	cors           func(http.Handler) http.Handler
 	bufs           bufferPool
@@ -123,6 +137,9 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.IPRateLimit <= 0 {
 		cfg.IPRateLimit = DefaultIPRateLimit
 	}
+	if cfg.AuthFailureLimit <= 0 {
+		cfg.AuthFailureLimit = DefaultAuthFailureLimit
+	}
 	for tier, n := range cfg.TierRateLimits {
 		if n <= 0 {
 			return nil, fmt.Errorf("rest: rate limit of tier %q must be positive, is %d", tier, n)
@@ -145,6 +162,8 @@ func New(cfg Config) (http.Handler, error) {
 		rateLimit:      cfg.RateLimit,
 		tierRateLimits: cfg.TierRateLimits,
 		ipRateLimit:    cfg.IPRateLimit,
+		authFailures:   cfg.AuthFailureLimit,
+		verified:       newVerifiedKeys(),
 		clientIP:       clientIP,
 		log:            cfg.Logger,
 		metrics:        cfg.Metrics,
@@ -189,27 +208,10 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 
-	var counter httprate.LimitCounter
-	if cfg.Redis != nil {
-		if cfg.RedisPrefix == "" {
-			cfg.RedisPrefix = "feedapi:ratelimit"
-		}
-		counter = httprateredis.NewCounter(&httprateredis.Config{
-			Client:       cfg.Redis,
-			WindowLength: rateWindow,
-			PrefixKey:    cfg.RedisPrefix,
-			OnError: func(err error) {
-				cfg.Logger.Warn("rate-limit counters: Redis failed", slog.Any("error", err))
-			},
-			OnFallbackChange: func(local bool) {
-				cfg.Logger.Warn("rate-limit counters: switched store", slog.Bool("local_fallback", local))
-				cfg.Metrics.setRedisFallback(local)
-			},
-		})
+	if cfg.RedisPrefix == "" {
+		cfg.RedisPrefix = "feedapi:ratelimit"
 	}
-	s.rateLimits = rateLimitState(counter)
-	s.keyLimiter = newLimiter(cfg.RateLimit, counter, cfg.Logger)
-	s.ipLimiter = newLimiter(cfg.IPRateLimit, counter, cfg.Logger)
+	s.rates = newRateStore(cfg.Redis, cfg.RedisPrefix, cfg.now, cfg.Logger, cfg.Metrics.setRedisFallback)
 	return s.routes(), nil
 }
 

@@ -105,7 +105,7 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 // ipLimited applies the per-client-IP limit of the unauthenticated routes.
 func (s *server) ipLimited(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.ipLimiter.allow(w, r, "ip:"+s.clientIP(r), s.ipRateLimit) {
+		if !s.limit(r.Context(), w, budgetIP+s.clientIP(r), s.ipRateLimit) {
 			s.writeError(w, r, apperr.New(apperr.RateLimited, fmt.Sprintf(
 				"rate limit of %d requests per minute per client address exceeded; retry after %s seconds",
 				s.ipRateLimit, retryAfter)))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/db/dbtest"
+	"github.com/feedapi/feedapi/graph/keys"
 )
 
 // redisAddr is the shared Redis of the test machine.
@@ -146,6 +148,78 @@ func TestReplicas(t *testing.T) {
 				}
 			}
 		})
+	})
+
+	t.Run("four replicas, sixteen clients each, one key: exactly the limit", func(t *testing.T) {
+		t.Parallel()
+		const limit, replicas, clients, each = 120, 4, 16, 4 // 256 requests for a budget of 120
+		env := map[string]string{
+			"DATABASE_URL":               dbURL,
+			"REDIS_URL":                  "redis://" + redisAddr + "/0",
+			"FEEDAPI_REDIS_PREFIX":       redisPrefix(t),
+			"FEEDAPI_RATE_LIMIT":         strconv.Itoa(limit),
+			"FEEDAPI_IP_RATE_LIMIT":      "100000",
+			"FEEDAPI_AUTH_FAILURE_LIMIT": "3",
+			// 64 requests at once open the database pools cold: give the
+			// connections seconds, not the default 1.5 s.
+			"FEEDAPI_REQUEST_TIMEOUT": "0",
+		}
+		var ps []*process
+		for range replicas {
+			ps = append(ps, startServer(t, env))
+		}
+		key, _ := newKey(t, bdb, db.TierFree)
+		var (
+			mu       sync.Mutex
+			statuses = map[int]int{}
+			problems []string
+			wg       sync.WaitGroup
+		)
+		start := time.Now()
+		for c := range replicas * clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := ps[c%replicas]
+				for range each {
+					r, err := send(p.base, http.MethodGet, "/v1/sources", key, nil, nil)
+					mu.Lock()
+					switch {
+					case err != nil:
+						problems = append(problems, err.Error())
+					case r.status == http.StatusTooManyRequests && (r.errorCode() != "rate_limited" || r.header.Get("Retry-After") != "60"):
+						problems = append(problems, fmt.Sprintf("429 with code %q, Retry-After %q", r.errorCode(), r.header.Get("Retry-After")))
+					default:
+						statuses[r.status]++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		t.Logf("%d requests from %d clients over %d replicas in %s: %v", replicas*clients*each, replicas*clients, replicas,
+			elapsed.Round(time.Millisecond), statuses)
+		for _, p := range problems {
+			t.Error(p)
+		}
+		// The budget is a rolling minute: within it, exactly the limit.
+		if elapsed >= time.Minute {
+			t.Fatalf("the requests took %s, longer than the window; no exact count to check", elapsed)
+		}
+		if statuses[http.StatusOK] != limit || statuses[http.StatusTooManyRequests] != replicas*clients*each-limit {
+			t.Errorf("statuses %v, want %d × 200 and %d × 429", statuses, limit, replicas*clients*each-limit)
+		}
+
+		// The failed-authentication budget (3 here) is shared too.
+		got := map[int]int{}
+		for i := range 6 {
+			r := ps[i%replicas].get(t, "/v1/sources", keys.Prefix+strings.Repeat("a", 31)+strconv.Itoa(i%8+2))
+			got[r.status]++
+		}
+		if got[http.StatusUnauthorized] != 3 || got[http.StatusTooManyRequests] != 3 {
+			t.Errorf("6 unknown keys over %d replicas with a budget of 3 failures: %v, want 3 × 401 and 3 × 429", replicas, got)
+		}
 	})
 
 	t.Run("while Redis is away each replica counts alone and serves", func(t *testing.T) {

@@ -28,6 +28,7 @@ type serveFlags struct {
 	RateLimit     int            `name:"rate-limit" env:"FEEDAPI_RATE_LIMIT" default:"120" help:"Requests per key per rolling minute."`
 	TierLimits    map[string]int `name:"tier-rate-limit" env:"FEEDAPI_TIER_RATE_LIMITS" help:"Per-tier overrides of --rate-limit, e.g. pro=600;internal=6000."`
 	IPRateLimit   int            `name:"ip-rate-limit" env:"FEEDAPI_IP_RATE_LIMIT" default:"600" help:"Requests per client IP per minute on the unauthenticated endpoints."`
+	AuthFailures  int            `name:"auth-failure-limit" env:"FEEDAPI_AUTH_FAILURE_LIMIT" default:"30" help:"Failed authentications (401) per client IP per rolling minute; beyond it that IP's requests with an unverified key get 429 without a key lookup."`
 	RedisURL      string         `name:"redis-url" env:"REDIS_URL" help:"Redis URL (redis://host:6379/0); when set, replicas share one rate-limit budget per key."`
 	RedisPrefix   string         `name:"redis-prefix" env:"FEEDAPI_REDIS_PREFIX" default:"feedapi:ratelimit" help:"Start of the names of the rate-limit counters in Redis; deployments sharing one Redis need their own."`
 	DBMaxConns    int            `name:"db-max-conns" env:"FEEDAPI_DB_MAX_CONNS" default:"0" help:"Maximum open database connections (0: four per CPU core)."`
@@ -147,9 +148,12 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		if err != nil {
 			return fmt.Errorf("parse REDIS_URL: %w", err)
 		}
-		// Short timeouts and no retries: when Redis is away the limiter
-		// falls back to local counters instead of stalling requests.
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries = 200*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond, -1
+		// Bounded timeouts and no retries: when Redis is away the limiter
+		// falls back to local counters instead of stalling requests. Not
+		// much shorter, though: a busy replica whose answers from Redis
+		// take a few hundred milliseconds must not take Redis for away and
+		// count on its own, which would give keys more than their limit.
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries = time.Second, time.Second, time.Second, -1
 		rdb = redis.NewClient(opts)
 		defer rdb.Close()
 	}
@@ -164,21 +168,22 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
 			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}},
-		Keys:           keySvc,
-		ETFEnabled:     c.ETFEnabled,
-		Version:        version(),
-		ServerURL:      serverURL,
-		AltServerURL:   altURL,
-		RateLimit:      c.RateLimit,
-		TierRateLimits: c.TierLimits,
-		IPRateLimit:    c.IPRateLimit,
-		TrustedProxies: c.Proxies,
-		CORSOrigins:    c.CORSOrigins,
-		Redis:          rdb,
-		RedisPrefix:    c.RedisPrefix,
-		Logger:         g.logger,
-		Metrics:        metrics,
-		RequestTimeout: c.RequestTO,
+		Keys:             keySvc,
+		ETFEnabled:       c.ETFEnabled,
+		Version:          version(),
+		ServerURL:        serverURL,
+		AltServerURL:     altURL,
+		RateLimit:        c.RateLimit,
+		TierRateLimits:   c.TierLimits,
+		IPRateLimit:      c.IPRateLimit,
+		AuthFailureLimit: c.AuthFailures,
+		TrustedProxies:   c.Proxies,
+		CORSOrigins:      c.CORSOrigins,
+		Redis:            rdb,
+		RedisPrefix:      c.RedisPrefix,
+		Logger:           g.logger,
+		Metrics:          metrics,
+		RequestTimeout:   c.RequestTO,
 	})
 	if err != nil {
 		return err

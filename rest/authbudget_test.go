@@ -1,0 +1,156 @@
+package rest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/feedapi/feedapi/graph/keys"
+)
+
+// randomKey returns a well-formed key that was never issued.
+func randomKey(t testing.TB) string {
+	t.Helper()
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return keys.Prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// queryCounter counts the SQL statements of a bun.DB.
+type queryCounter struct{ n atomic.Int64 }
+
+func (q *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	q.n.Add(1)
+	return ctx
+}
+
+func (q *queryCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
+
+// TestFailedAuthBudget: a client IP that fails to authenticate 30 times in
+// a minute gets 429 rate_limited with Retry-After for its next requests
+// with an unknown key, and those cost no database query; a key this
+// replica verified before still works from the same IP. With Redis the
+// budget is shared by the replicas.
+func TestFailedAuthBudget(t *testing.T) {
+	t.Parallel()
+	base := newAPI(t)
+	const budget = 30 // the default
+	for _, tc := range []struct {
+		name  string
+		redis bool
+	}{
+		{"one replica", false},
+		{"two replicas sharing Redis", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			queries := &queryCounter{}
+			counted := bun.NewDB(base.bdb.DB, pgdialect.New()).WithQueryHook(queries)
+			svc := keys.NewService(counted, keys.Options{})
+			reg := prometheus.NewRegistry()
+			opts := func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0 }
+			if tc.redis {
+				rc, prefix := redisClient(t), randomPrefix(t)
+				opts = func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0; c.Redis = rc; c.RedisPrefix = prefix }
+			}
+			replicas := []*api{base.variant(t, withMetrics(t, reg), opts)}
+			if tc.redis {
+				replicas = append(replicas, base.variant(t, opts))
+			}
+			a := replicas[0]
+
+			// A legitimate client uses its key before the flood.
+			a.get(t, "/v1/sources", base.free).wantStatus(t, http.StatusOK)
+
+			for i := range budget {
+				r := replicas[i%len(replicas)].get(t, "/v1/sources", randomKey(t))
+				r.wantStatus(t, http.StatusUnauthorized)
+			}
+			before := queries.n.Load()
+			refusedByA := 1 // the request without a key, below
+			for i := range 20 {
+				if i%len(replicas) == 0 {
+					refusedByA++
+				}
+				r := replicas[i%len(replicas)].get(t, "/v1/posts?limit=1", randomKey(t))
+				wantRateLimited(t, r)
+				if r.env.Meta.Tier != nil {
+					t.Errorf("meta.tier = %q, want null", *r.env.Meta.Tier)
+				}
+			}
+			// A request without a key is refused the same way.
+			wantRateLimited(t, a.get(t, "/v1/sources", ""))
+			if got := queries.n.Load() - before; got != 0 {
+				t.Errorf("%d database queries for keys refused once the budget was spent, want 0", got)
+			}
+			// The key verified before still works from the same address,
+			// with its own rate-limit headers.
+			r := a.get(t, "/v1/sources", base.free)
+			r.wantStatus(t, http.StatusOK)
+			if got := r.Header.Get("RateLimit-Policy"); !strings.HasPrefix(got, `"default"`) {
+				t.Errorf("RateLimit-Policy of a keyed answer = %q", got)
+			}
+			// The unauthenticated endpoints keep their own budget.
+			a.get(t, "/v1/health", "").wantStatus(t, http.StatusOK)
+			// The refusals are counted under a scope of their own.
+			if got := counter(t, reg, "feedapi_rate_limit_refusals_total", map[string]string{"scope": scopeAuth}); got != float64(refusedByA) {
+				t.Errorf("feedapi_rate_limit_refusals_total{scope=auth} = %v, want %d", got, refusedByA)
+			}
+		})
+	}
+}
+
+// TestRateLimitRedisReturnsNoFreshBudget: requests a replica counted on its
+// own while Redis was away are added to Redis when it answers again, so no
+// replica hands the key a fresh budget on top of what it used.
+func TestRateLimitRedisReturnsNoFreshBudget(t *testing.T) {
+	t.Parallel()
+	base := newAPI(t)
+	rc := redisClient(t)
+	proxy := newTCPProxy(t, rc.Options().Addr)
+	prefix := randomPrefix(t)
+	const limit = 4
+	a := base.variant(t, func(c *Config) { c.RateLimit = limit; c.Redis = fastRedis(t, proxy.addr()); c.RedisPrefix = prefix })
+	b := base.variant(t, func(c *Config) {
+		c.RateLimit = limit
+		c.Redis = fastRedis(t, rc.Options().Addr)
+		c.RedisPrefix = prefix
+	})
+
+	wantRateHeaders(t, a.get(t, "/v1/sources", base.free), limit, limit-1)
+	proxy.setCut(true)
+	// Redis away: a counts alone (today's behaviour: it serves, with a
+	// budget of its own) ...
+	for range limit {
+		a.get(t, "/v1/sources", base.free).wantStatus(t, http.StatusOK)
+	}
+	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
+	if got := healthRateLimits(t, a); got != rateLimitsFallback {
+		t.Fatalf("cut: rate_limits = %q, want %q", got, rateLimitsFallback)
+	}
+	proxy.setCut(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for healthRateLimits(t, a) != rateLimitsShared {
+		if time.Now().After(deadline) {
+			t.Fatalf("a did not return to Redis within 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// ... and once Redis is back the key has used 5 requests of its 4 in
+	// this minute, on every replica.
+	wantRateLimited(t, b.get(t, "/v1/sources", base.free))
+	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
+	// Another key is untouched.
+	wantRateHeaders(t, b.get(t, "/v1/sources", base.pro), limit, limit-1)
+}

@@ -1,0 +1,418 @@
+package rest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeebo/xxh3"
+)
+
+// rateWindow is the window of every rate limit: a rolling minute.
+const rateWindow = time.Minute
+
+// decision is the outcome of counting one request against a budget.
+type decision struct {
+	allowed bool
+	// remaining is what is left of the budget in the current rolling
+	// window, after this request.
+	remaining int
+	// reset is how long until the oldest request counted in the window
+	// leaves it and the budget grows by one; with nothing remaining it is
+	// when the next request will be allowed. Zero when the log is empty.
+	reset time.Duration
+}
+
+// slidingLogScript counts one request in a sliding log held in a sorted set:
+// the times (µs) of the requests allowed in the last window, at most limit
+// of them. Trim, count, add and expire happen in one script, so that
+// replicas sharing the set never read a count another is about to change,
+// and the clock is the Redis server's TIME, the same for every replica.
+//
+// KEYS[1] the log. ARGV: limit, window (µs), take (1 to count a request,
+// 0 to look only), a member name unique to this call, now (µs; 0 for the
+// server's TIME, other values only in tests), then the ages (µs) of
+// requests counted elsewhere (by a replica while Redis was away) to add.
+// Returns {allowed (0|1: the request was, or one would be, within the
+// limit), entries in the window, µs until the oldest leaves}.
+var slidingLogScript = redis.NewScript(`
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local take = ARGV[3] == '1'
+local member = ARGV[4]
+local now = tonumber(ARGV[5])
+if now == 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+for i = 6, #ARGV do
+  local at = now - tonumber(ARGV[i])
+  if at > now - window then
+    redis.call('ZADD', key, at, member .. ':' .. i)
+  end
+end
+local n = redis.call('ZCARD', key)
+if n > limit then
+  -- Keeping the newest limit entries changes no later decision: a
+  -- request is allowed only while fewer than limit are in its window.
+  redis.call('ZREMRANGEBYRANK', key, 0, n - limit - 1)
+  n = limit
+end
+local allowed = 0
+if n < limit then
+  allowed = 1
+  if take then
+    redis.call('ZADD', key, now, member)
+    n = n + 1
+  end
+end
+local reset = 0
+if n > 0 then
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  reset = tonumber(oldest[2]) + window - now
+  redis.call('PEXPIRE', key, math.floor((tonumber(newest[2]) + window - now) / 1000) + 1000)
+end
+return {allowed, n, reset}
+`)
+
+// rateStore counts requests per named budget in sliding logs: exactly at
+// most limit requests in any rolling window. With Redis the logs live there
+// and all replicas share them; without it, or while Redis does not answer,
+// each replica keeps them in memory. Requests counted in memory during an
+// outage are added to Redis when it answers again, so that a budget is not
+// renewed by the outage ending.
+type rateStore struct {
+	rdb    *redis.Client // nil: in-memory only
+	prefix string
+	local  *localLogs
+	// now is the clock; nil means time.Now locally and the Redis server's
+	// TIME in Redis. Tests set it to move time by hand.
+	now func() time.Time
+
+	member string // this process's part of the sorted sets' member names
+	seq    atomic.Uint64
+
+	fallback atomic.Bool // Redis is configured but away
+	probing  atomic.Bool // probe runs
+	onSwitch func(local bool)
+	log      *slog.Logger
+}
+
+// probeInterval spaces the probes of an absent Redis.
+const probeInterval = 250 * time.Millisecond
+
+// newRateStore returns a store over rdb (nil: in-memory only). onSwitch
+// hears of every change between Redis and local counting.
+func newRateStore(rdb *redis.Client, prefix string, now func() time.Time, log *slog.Logger, onSwitch func(local bool)) *rateStore {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	s := &rateStore{rdb: rdb, prefix: prefix, now: now, log: log, onSwitch: onSwitch,
+		member: hex.EncodeToString(b[:]), local: newLocalLogs()}
+	return s
+}
+
+func (s *rateStore) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+// state returns health's rate_limits: local without Redis, shared while
+// Redis answers, local_fallback while it does not.
+func (s *rateStore) state() string {
+	switch {
+	case s.rdb == nil:
+		return rateLimitsLocal
+	case s.fallback.Load():
+		return rateLimitsFallback
+	}
+	return rateLimitsShared
+}
+
+// take counts a request against the budget name of limit requests per
+// window, if the budget allows it.
+func (s *rateStore) take(ctx context.Context, name string, limit int) decision {
+	return s.count(ctx, name, limit, true)
+}
+
+// peek returns the state of the budget name without counting a request;
+// allowed tells whether one more would be.
+func (s *rateStore) peek(ctx context.Context, name string, limit int) decision {
+	return s.count(ctx, name, limit, false)
+}
+
+func (s *rateStore) count(ctx context.Context, name string, limit int, take bool) decision {
+	if s.rdb == nil {
+		return s.local.count(name, limit, take, s.clock())
+	}
+	if s.fallback.Load() {
+		return s.local.count(name, limit, take, s.clock())
+	}
+	now := s.clock()
+	pending := s.local.pop(name)
+	d, err := s.eval(ctx, name, limit, take, pending, now)
+	if err == nil {
+		return d
+	}
+	s.local.push(name, limit, pending)
+	if ctx.Err() == nil {
+		s.switchTo(true, err)
+	}
+	return s.local.count(name, limit, take, now)
+}
+
+// eval runs the script on the log of name, adding the requests pending
+// (times of requests counted locally).
+func (s *rateStore) eval(ctx context.Context, name string, limit int, take bool, pending []int64, now time.Time) (decision, error) {
+	args := make([]any, 0, 5+len(pending))
+	fake := int64(0)
+	if s.now != nil {
+		fake = now.UnixMicro()
+	}
+	t := "0"
+	if take {
+		t = "1"
+	}
+	args = append(args, limit, rateWindow.Microseconds(), t,
+		s.member+":"+fmt.Sprint(s.seq.Add(1)), fake)
+	at := now.UnixMicro()
+	for _, p := range pending {
+		args = append(args, max(at-p, 0))
+	}
+	res, err := slidingLogScript.Run(ctx, s.rdb, []string{s.prefix + ":" + name}, args...).Int64Slice()
+	if err != nil {
+		return decision{}, fmt.Errorf("rate-limit script: %w", err)
+	}
+	if len(res) != 3 {
+		return decision{}, errors.New("rate-limit script: unexpected reply")
+	}
+	return decision{allowed: res[0] == 1, remaining: max(limit-int(res[1]), 0),
+		reset: time.Duration(res[2]) * time.Microsecond}, nil
+}
+
+// switchTo records a change between Redis (local false) and local counting.
+func (s *rateStore) switchTo(local bool, cause error) {
+	if s.fallback.Swap(local) == local {
+		return
+	}
+	if cause != nil {
+		s.log.Warn("rate-limit counters: Redis failed", slog.Any("error", cause))
+	}
+	s.log.Warn("rate-limit counters: switched store", slog.Bool("local_fallback", local))
+	if s.onSwitch != nil {
+		s.onSwitch(local)
+	}
+	if local {
+		go s.probe()
+	}
+}
+
+// probe checks every probeInterval, until Redis answers again, whether it
+// does; then it hands Redis the requests counted locally meanwhile and
+// switches back to it. One probe runs at a time; it ends with the outage.
+func (s *rateStore) probe() {
+	// Checking fallback again after giving up the turn catches a switch
+	// made while the last probe was ending.
+	for s.fallback.Load() && s.probing.CompareAndSwap(false, true) {
+		s.probeUntilBack()
+		s.probing.Store(false)
+	}
+}
+
+func (s *rateStore) probeUntilBack() {
+	ctx := context.Background()
+	tick := time.NewTicker(probeInterval)
+	defer tick.Stop()
+	for range tick.C {
+		if !s.fallback.Load() {
+			return
+		}
+		if err := s.rdb.Ping(ctx).Err(); err != nil {
+			continue
+		}
+		// Hand Redis what was counted locally before counting there again,
+		// so that no replica sees a budget without it; then once more for
+		// what was counted locally while the first flush ran. From then on
+		// a request whose budget still has local entries adds them itself.
+		if err := s.flush(ctx); err != nil {
+			continue
+		}
+		s.switchTo(false, nil)
+		if err := s.flush(ctx); err != nil {
+			s.switchTo(true, err)
+			continue
+		}
+		return
+	}
+}
+
+// flush adds every locally counted request to Redis.
+func (s *rateStore) flush(ctx context.Context) error {
+	for _, name := range s.local.names() {
+		limit, pending := s.local.popWithLimit(name)
+		if len(pending) == 0 {
+			continue
+		}
+		if _, err := s.eval(ctx, name, limit, false, pending, s.clock()); err != nil {
+			s.local.push(name, limit, pending)
+			return err
+		}
+	}
+	return nil
+}
+
+// localShards spreads the in-memory logs over independently locked maps.
+const localShards = 32
+
+// localLogs are sliding logs in memory, one per budget name, each holding
+// at most its limit of request times (µs), oldest first.
+type localLogs struct {
+	shards [localShards]localShard
+}
+
+type localShard struct {
+	mu        sync.Mutex
+	logs      map[string]*localLog
+	lastSweep int64 // µs
+}
+
+type localLog struct {
+	limit int
+	times []int64
+}
+
+func newLocalLogs() *localLogs {
+	l := &localLogs{}
+	for i := range l.shards {
+		l.shards[i].logs = map[string]*localLog{}
+	}
+	return l
+}
+
+func (l *localLogs) shard(name string) *localShard {
+	return &l.shards[xxh3.HashString(name)%localShards]
+}
+
+// count is the script's algorithm in memory.
+func (l *localLogs) count(name string, limit int, take bool, now time.Time) decision {
+	at := now.UnixMicro()
+	win := rateWindow.Microseconds()
+	sh := l.shard(name)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.sweep(at)
+	lg := sh.logs[name]
+	if lg == nil {
+		if !take {
+			return decision{allowed: limit > 0, remaining: limit}
+		}
+		lg = &localLog{}
+		sh.logs[name] = lg
+	}
+	lg.limit = limit
+	lg.trim(at - win)
+	d := decision{}
+	if take && len(lg.times) < limit {
+		lg.times = append(lg.times, at)
+		d.allowed = true
+	} else if !take {
+		d.allowed = len(lg.times) < limit
+	}
+	d.remaining = max(limit-len(lg.times), 0)
+	if len(lg.times) > 0 {
+		d.reset = time.Duration(lg.times[0]+win-at) * time.Microsecond
+	}
+	return d
+}
+
+// trim drops the times at or before cutoff, and the oldest beyond limit.
+func (lg *localLog) trim(cutoff int64) {
+	i := 0
+	for i < len(lg.times) && lg.times[i] <= cutoff {
+		i++
+	}
+	if extra := len(lg.times) - i - lg.limit; extra > 0 {
+		i += extra
+	}
+	// Reslicing keeps the array, which append replaces once full by one
+	// sized for the live entries: memory stays within twice the limit.
+	lg.times = lg.times[i:]
+}
+
+// sweep drops, once a window, the logs whose newest time has left it, so
+// that memory follows the budgets in use.
+func (sh *localShard) sweep(at int64) {
+	win := rateWindow.Microseconds()
+	if at-sh.lastSweep < win {
+		return
+	}
+	sh.lastSweep = at
+	for name, lg := range sh.logs {
+		if len(lg.times) == 0 || lg.times[len(lg.times)-1] <= at-win {
+			delete(sh.logs, name)
+		}
+	}
+}
+
+// pop removes and returns the log of name.
+func (l *localLogs) pop(name string) []int64 {
+	_, times := l.popWithLimit(name)
+	return times
+}
+
+func (l *localLogs) popWithLimit(name string) (int, []int64) {
+	sh := l.shard(name)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	lg, ok := sh.logs[name]
+	if !ok {
+		return 0, nil
+	}
+	delete(sh.logs, name)
+	return lg.limit, lg.times
+}
+
+// push merges times back into the log of name.
+func (l *localLogs) push(name string, limit int, times []int64) {
+	if len(times) == 0 {
+		return
+	}
+	sh := l.shard(name)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	lg := sh.logs[name]
+	if lg == nil {
+		lg = &localLog{}
+		sh.logs[name] = lg
+	}
+	lg.limit = max(limit, lg.limit)
+	lg.times = append(lg.times, times...)
+	slices.Sort(lg.times)
+	lg.trim(0)
+}
+
+// names returns the names of the logs held.
+func (l *localLogs) names() []string {
+	var out []string
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for name := range sh.logs {
+			out = append(out, name)
+		}
+		sh.mu.Unlock()
+	}
+	return out
+}
