@@ -134,9 +134,20 @@ func (o *object) integer(name string, lo, hi int64, problem string) int64 {
 	return n
 }
 
-// id reads a required positive integer that fits in int64.
+// maxID is the largest id an import accepts: 2^53−1, the largest integer
+// below which an IEEE double (a JavaScript number, and many JSON decoders'
+// default) holds every integer exactly, so that every JSON client reads the
+// ids it is served without losing digits.
+const maxID = 1<<53 - 1
+
+// id reads a required positive integer of at most maxID.
 func (o *object) id(name string) int64 {
-	return o.integer(name, 1, math.MaxInt64, "must be a positive integer")
+	n := o.integer(name, 1, math.MaxInt64, "must be a positive integer")
+	if n > maxID {
+		o.fail(name, "must be at most %d (2^53-1): a larger id loses digits in JavaScript and other JSON clients", int64(maxID))
+		return 0
+	}
+	return n
 }
 
 // count reads a required non-negative integer that fits a PostgreSQL integer.
