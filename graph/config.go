@@ -174,7 +174,7 @@ func configure(e executorLike, cfg Config) {
 	e.Use(&exactVariables{})
 	e.Use(introspectionForInternal{})
 	e.Use(depthLimit{max: cfg.Limits.MaxDepth})
-	e.Use(extension.FixedComplexityLimit(cfg.Limits.MaxComplexity))
+	e.Use(complexityLimit{extension.FixedComplexityLimit(cfg.Limits.MaxComplexity)})
 	e.Use(loaderExtension{store: cfg.Store, wait: cfg.Limits.BatchWait})
 	for _, ext := range cfg.Extensions {
 		if _, ok := ext.(graphql.FieldInterceptor); ok {

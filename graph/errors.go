@@ -15,15 +15,13 @@ import (
 	"github.com/feedapi/feedapi/graph/apperr"
 )
 
-// complexityLimitCode is the code gqlgen's complexity extension sets.
-const complexityLimitCode = "COMPLEXITY_LIMIT_EXCEEDED"
-
-// protocolCodes are gqlgen's codes for documents refused before execution:
-// the client's fault, shown as bad_request with gqlgen's message.
+// protocolCodes are gqlgen's codes for documents refused before execution
+// (the complexity limit's refusals carry the validation code: see
+// complexityLimit): the client's fault, shown as bad_request with gqlgen's
+// message.
 var protocolCodes = map[string]bool{
 	errcode.ParseFailed:      true,
 	errcode.ValidationFailed: true,
-	complexityLimitCode:      true,
 }
 
 // errorPresenter shows domain errors (apperr) as they are, with

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -23,9 +25,27 @@ const (
 )
 
 // refusal makes the error an extension returns for a refused operation; the
-// error presenter shows it with its apperr code.
+// error presenter shows it with its apperr code. It carries gqlgen's code for
+// a failed validation, which its HTTP transports answer 422 (400 under
+// application/graphql-response+json), as they answer a document that fails
+// validation: nothing was executed.
 func refusal(err *apperr.Error) *gqlerror.Error {
-	return &gqlerror.Error{Message: err.Message, Err: err}
+	e := &gqlerror.Error{Message: err.Message, Err: err}
+	errcode.Set(e, errcode.ValidationFailed)
+	return e
+}
+
+// complexityLimit is gqlgen's complexity limit whose refusals carry the code
+// of a failed validation, like every other refusal before execution (see
+// refusal); gqlgen's own code would make its transports answer 200.
+type complexityLimit struct{ *extension.ComplexityLimit }
+
+func (c complexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	err := c.ComplexityLimit.MutateOperationContext(ctx, opCtx)
+	if err != nil {
+		errcode.Set(err, errcode.ValidationFailed)
+	}
+	return err
 }
 
 // depthLimit refuses operations whose fields nest deeper than max, counting

@@ -15,14 +15,16 @@ func TestRefusedBeforeExecution(t *testing.T) {
 	e := newEnv(t)
 	tests := []struct {
 		name, query, wantMsg string
+		vars                 map[string]any
 	}{
-		{"complexity of nested pages", `{ briefs(first:100){edges{node{posts(first:100){edges{node{id}}}}}} }`, "complexity"},
-		{"complexity of many wide lists", strings.Repeat(`a%[1]d: firehose(first: 100) { nodes { uid id pane source title body url createdAt } } `, 1), "complexity"},
-		{"depth", `{ posts(first: 1) { edges { node { brief { posts(first: 1) { edges { node { brief { id } } } } } } } } }`, "nested 9 levels"},
+		{"complexity of nested pages", `{ briefs(first:100){edges{node{posts(first:100){edges{node{id}}}}}} }`, "complexity", nil},
+		{"complexity of many wide lists", strings.Repeat(`a%[1]d: firehose(first: 100) { nodes { uid id pane source title body url createdAt } } `, 1), "complexity", nil},
+		{"depth", `{ posts(first: 1) { edges { node { brief { posts(first: 1) { edges { node { brief { id } } } } } } } } }`, "nested 9 levels", nil},
 		{"depth through fragments", `{ posts(first: 1) { ...P } } fragment P on PostConnection { nodes { brief { ...B } } }
-			fragment B on Brief { posts(first: 1) { nodes { brief { posts(first: 1) { nodes { id } } } } } }`, "nested 9 levels"},
-		{"depth through inline fragments", `{ posts(first: 1) { nodes { ... on Post { brief { posts(first: 1) { nodes { brief { posts(first: 1) { nodes { id } } } } } } } } } }`, "nested 9 levels"},
-		{"token limit", "{ health { " + strings.Repeat("status ", 6000) + "} }", "token limit"},
+			fragment B on Brief { posts(first: 1) { nodes { brief { posts(first: 1) { nodes { id } } } } } }`, "nested 9 levels", nil},
+		{"depth through inline fragments", `{ posts(first: 1) { nodes { ... on Post { brief { posts(first: 1) { nodes { brief { posts(first: 1) { nodes { id } } } } } } } } } }`, "nested 9 levels", nil},
+		{"token limit", "{ health { " + strings.Repeat("status ", 6000) + "} }", "token limit", nil},
+		{"enum variable not spelled exactly", `query($p: Pane) { firehose(pane: $p) { nodes { id } } }`, "case-sensitive", map[string]any{"p": "CRYPTO"}},
 	}
 	// Six aliased wide firehose pages: 6 × (1 + 100 × 9) > 10000.
 	var wide strings.Builder
@@ -33,9 +35,14 @@ func TestRefusedBeforeExecution(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := e.queries.Load()
-			r := e.with(t).do(db.TierInternal, tt.query, nil)
+			r := e.with(t).do(db.TierInternal, tt.query, tt.vars)
 			if len(r.Errors) == 0 || r.Errors[0].Extensions.Code != "bad_request" || !strings.Contains(r.Errors[0].Message, tt.wantMsg) {
 				t.Errorf("errors = %+v, want bad_request mentioning %q", r.Errors, tt.wantMsg)
+			}
+			// As the OpenAPI document says: nothing ran, 422, like a
+			// document that fails validation.
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Errorf("HTTP %d, want 422", r.Status)
 			}
 			if string(r.Data) != "" && string(r.Data) != "null" {
 				t.Errorf("data = %s, want none", r.Data)
