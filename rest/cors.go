@@ -12,7 +12,7 @@ const corsMaxAge = 600
 // corsExposedHeaders are the response headers a script on another origin
 // may read: pacing, caching and support.
 var corsExposedHeaders = []string{
-	"Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset", "Ratelimit-Policy", "Ratelimit",
+	hLimit, hRemaining, hReset, hPolicy, hRateLimit,
 	"Retry-After", "Etag", "X-Request-Id",
 }
 

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/keys"
@@ -94,14 +91,14 @@ func (c keysListCmd) Run(ctx context.Context, g *globals) error {
 	return w.Flush()
 }
 
-// listedName keeps one key on one row of the table: a name with characters
-// that would break it (written before names were checked) is shown quoted,
+// listedName keeps one key on one row of the table: a name that is not
+// keys.PlainName (written before names were checked) is shown quoted,
 // with Go escapes; an empty name is shown as "-".
 func listedName(name string) string {
 	if name == "" {
 		return "-"
 	}
-	if strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 || !utf8.ValidString(name) {
+	if !keys.PlainName(name) {
 		return strconv.Quote(name)
 	}
 	return name

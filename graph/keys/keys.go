@@ -161,11 +161,16 @@ func (s *Service) Create(ctx context.Context, tier db.Tier, name string) (secret
 // MaxNameLength is the longest key name, in characters.
 const MaxNameLength = 200
 
-// checkName refuses names that would break a listing: control characters
-// (newlines, tabs, escapes), invalid UTF-8, or more than MaxNameLength characters.
+// PlainName reports whether name is UTF-8 text without control characters
+// (newlines, tabs, escapes): text that keeps a listing's row on one line.
+func PlainName(name string) bool {
+	return utf8.ValidString(name) && strings.IndexFunc(name, unicode.IsControl) < 0
+}
+
+// checkName refuses names that would break a listing (not PlainName) or
+// that are longer than MaxNameLength characters.
 func checkName(name string) error {
-	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLength ||
-		strings.IndexFunc(name, unicode.IsControl) >= 0 {
+	if !PlainName(name) || utf8.RuneCountInString(name) > MaxNameLength {
 		return apperr.Invalid("name", "name must be at most %d characters of UTF-8 text without control characters (newlines, tabs)", MaxNameLength)
 	}
 	return nil
