@@ -11,6 +11,12 @@ import (
 	"time"
 )
 
+// readAhead is how many lines the reader may hold that follow has not taken
+// yet (at most readAhead MiB, the longest line being 1 MiB): it reads on
+// while a batch is written, so that lines that arrive meanwhile form the
+// next batch instead of waiting one transaction each.
+const readAhead = 32
+
 // maxLinger bounds how long the first line of a batch waits for more lines
 // in follow mode before the batch is written, so that a steady stream of
 // lines is committed in small batches rather than in full ones.
@@ -27,7 +33,8 @@ type streamLine struct {
 }
 
 // follow reads r line by line as lines arrive and writes each batch as soon
-// as no complete line is waiting behind it, with the validation and the
+// as no complete line is waiting behind it (read, or buffered to be read
+// without waiting for input), with the validation and the
 // reports of readAll. It returns at the end of r, or when ctx is cancelled:
 // then it still takes the lines already read from r (never waiting for more
 // input), writes them and returns nil. Writes are not cancelled by
@@ -35,7 +42,7 @@ type streamLine struct {
 // as in readAll. The goroutine reading r ends when r returns (EOF or an
 // error), which for a pipe may be after follow has returned.
 func (im *importer[T, K]) follow(ctx context.Context, r io.Reader) error {
-	lines := make(chan streamLine)
+	lines := make(chan streamLine, readAhead)
 	readErr := make(chan error, 1)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -54,8 +61,8 @@ func (im *importer[T, K]) follow(ctx context.Context, r io.Reader) error {
 			timer.Reset(maxLinger)
 		}
 		im.take(l.n, l.line, l.tooLong)
-		more = l.more
-		if !l.more || im.full() || time.Since(first) >= maxLinger {
+		more = l.more || len(lines) > 0
+		if !more || im.full() || time.Since(first) >= maxLinger {
 			timer.Stop()
 			return im.flush(wctx)
 		}
@@ -72,6 +79,13 @@ func (im *importer[T, K]) follow(ctx context.Context, r io.Reader) error {
 				return err
 			}
 		case err := <-readErr:
+			// The reader sent every line before its error: take the
+			// lines still queued.
+			for len(lines) > 0 {
+				if terr := take(<-lines); terr != nil {
+					return terr
+				}
+			}
 			if ferr := im.flush(wctx); ferr != nil {
 				return ferr
 			}
@@ -98,6 +112,11 @@ func (im *importer[T, K]) drain(wctx context.Context, lines <-chan streamLine, r
 			}
 			continue
 		case err := <-readErr:
+			for len(lines) > 0 {
+				if terr := take(<-lines); terr != nil {
+					return terr
+				}
+			}
 			if ferr := im.flush(wctx); ferr != nil {
 				return ferr
 			}
