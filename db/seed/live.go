@@ -243,13 +243,6 @@ func ids(max int64, n int) []int64 {
 	return out
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
 // genRows is a pgx.CopyFromSource of n rows, each written into row by gen.
 type genRows struct {
 	n, i int
