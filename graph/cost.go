@@ -18,7 +18,8 @@ import (
 //     (typicalBytes, measured on the demo data of `feedapi seed`);
 //   - a list costs its length times its selection, plus 1: a connection its
 //     page size (first or last, else 50), etfFlows its first (else 100),
-//     etfFlowsLatest one item per asset. Nested lists multiply.
+//     etfFlowsLatest and EtfSummary.assets one item per asset. Nested
+//     lists multiply.
 //
 // Every REST endpoint's fixed query costs at most 4,001 at its largest
 // page (rest's TestFixedQueriesCostWellUnderTheBudget); the dashboard
@@ -78,6 +79,9 @@ func setComplexity(c *generated.ComplexityRoot) {
 		return 1 + n*child
 	}
 	c.Query.EtfFlowsLatest = func(child int, _ []db.Asset) int {
+		return 1 + len(db.Assets)*child
+	}
+	c.EtfSummary.Assets = func(child int) int {
 		return 1 + len(db.Assets)*child
 	}
 }

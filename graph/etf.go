@@ -8,12 +8,12 @@ import (
 
 // etfFields names the fields that exist only where ETF flows are offered.
 var etfFields = map[string][]string{
-	"Query":   {"etfFlows", "etfFlowsLatest"},
+	"Query":   {"etfFlows", "etfFlowsLatest", "etfSummary"},
 	"Sources": {"etfAssets"},
 }
 
 // etfTypes are reachable only through etfFields.
-var etfTypes = []string{"EtfFlow", "EtfAsset"}
+var etfTypes = []string{"EtfFlow", "EtfAsset", "EtfSummary", "EtfSummaryEntry", "EtfPeriod", "EtfStreak", "EtfStreakDirection"}
 
 // withoutETF returns a copy of s without the ETF fields and types. s itself
 // (gqlgen's shared parsed schema) is left untouched: only the maps and the

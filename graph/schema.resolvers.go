@@ -206,6 +206,11 @@ func (r *queryResolver) EtfFlowsLatest(ctx context.Context, assets []db.Asset) (
 	return r.store.LatestEtfFlows(ctx, db.EtfFilter{Assets: assets})
 }
 
+// EtfSummary is the resolver for the etfSummary field.
+func (r *queryResolver) EtfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error) {
+	return r.store.SummarizeEtfFlows(ctx, db.EtfFilter{Assets: assets})
+}
+
 // Health is the resolver for the health field.
 func (r *queryResolver) Health(ctx context.Context) (*model.Health, error) {
 	h := &model.Health{Status: "ok", Version: r.version, APIVersion: APIVersion, DatabaseReplica: "none"}

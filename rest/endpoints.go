@@ -104,6 +104,10 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 			pattern: "/v1/etf-flows/latest", query: "etf_flows_latest", shape: shapeValue, units: "usd",
 			params: []param{assetParam(assets)},
 		},
+		endpoint{
+			pattern: "/v1/etf-flows/summary", query: "etf_summary", shape: shapeValue, units: "usd",
+			params: []param{assetParam(assets)},
+		},
 	), nil
 }
 

@@ -19,9 +19,9 @@ type OpenAPIOptions struct {
 	// AltServerURL is a second address reaching the same API
 	// ({alt_base_url}); empty leaves it out.
 	AltServerURL string
-	// ETFEnabled documents /v1/etf-flows, /v1/etf-flows/latest and the
-	// etf_assets list of /v1/sources; without it all three are absent, as
-	// they are from the deployment.
+	// ETFEnabled documents /v1/etf-flows, /v1/etf-flows/latest,
+	// /v1/etf-flows/summary and the etf_assets list of /v1/sources; without
+	// it they are absent, as they are from the deployment.
 	ETFEnabled bool
 	// Version is the build version of the service: info.version.
 	Version string
@@ -265,9 +265,9 @@ func oaBuild(o OpenAPIOptions) *oaDocument {
 
 // oaDescription summarises the contract's decisions for readers.
 func oaDescription(o OpenAPIOptions) string {
-	etf := "This deployment does not offer ETF flows: `/v1/etf-flows` and `/v1/etf-flows/latest` answer 404 `not_found`, and `/v1/sources` has no `etf_assets`."
+	etf := "This deployment does not offer ETF flows: `/v1/etf-flows`, `/v1/etf-flows/latest` and `/v1/etf-flows/summary` answer 404 `not_found`, and `/v1/sources` has no `etf_assets`."
 	if o.ETFEnabled {
-		etf = "This deployment offers daily US spot-ETF flows (`/v1/etf-flows`, `/v1/etf-flows/latest`). Their monetary values are raw US dollars: JSON numbers in plain decimal notation (never exponent notation), exact to the cent; `meta.units` is `usd`."
+		etf = "This deployment offers daily US spot-ETF flows (`/v1/etf-flows`, `/v1/etf-flows/latest`, `/v1/etf-flows/summary`). Their monetary values are raw US dollars: JSON numbers in plain decimal notation (never exponent notation), exact to the cent; `meta.units` is `usd`."
 	}
 	return strings.Join([]string{
 		"Read-only JSON over HTTPS. Every `/v1` path takes GET and HEAD (the headers of GET, no body); nothing takes a request body except `POST /graphql`.",
@@ -384,6 +384,12 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			Description: "The record with the most recent `flow_date` of each asset, in the order BTC, ETH, SOL, HYPE (`pagination` is null).",
 			Parameters:  oaParams("Asset", "IfNoneMatch"),
 			Responses:   oaKeyedResponses(oaSuccess("The newest record of each asset.", "EtfFlowsResponse", true)),
+		}}
+		p["/v1/etf-flows/summary"] = &oaPathItem{Get: &oaOperation{
+			OperationID: "getEtfFlowsSummary", Summary: "ETF flows summarised: periods and streak", Tags: []string{oaTagETF}, Security: oaKeyed(),
+			Description: "The flows summarised as of `as_of`, the latest flow date of the selected assets (`pagination` is null): per asset (in the order BTC, ETH, SOL, HYPE) and for the selected assets together (`total`), the latest day's `net_inflow`, the sums of the latest 7 and 30 trading days, month and year to date, `cum_net_inflow`, `net_assets` and the current `streak`. A day on which an asset has no figure is absent, never counted as zero: an asset's trading days are the days it has a figure (its `last_7d` are its 7 latest figures), the total's are the days on which any selected asset has one (the total of a day is the sum of the figures of that day). Month and year to date are the calendar days of `as_of`'s month and year up to `as_of`, for every entry. `data` is null when the selected assets have no flows.",
+			Parameters:  oaParams("Asset", "IfNoneMatch"),
+			Responses:   oaKeyedResponses(oaSuccess("The summary.", "EtfSummaryResponse", true)),
 		}}
 	}
 	return p
@@ -703,6 +709,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"updated_at":     oaDateTime("Last update of this record."),
 		}, "uid", "asset", "flow_date", "net_inflow", "cum_net_inflow", "net_assets", "value_traded", "updated_at")
 		s["EtfFlowsResponse"] = oaEnvelope(&oaSchema{Type: "array", Items: oaRef("EtfFlow")}, false, "EtfMeta")
+		oaETFSummarySchemas(s)
 	}
 	s["Sources"] = oaObject("The valid values of the filters.", sources, required...)
 

@@ -229,7 +229,7 @@ func TestOpenAPIWithoutETF(t *testing.T) {
 	}
 
 	with := decodeDoc(t, testDoc(t, openAPITestOptions))
-	for _, path := range []string{"/v1/etf-flows", "/v1/etf-flows/latest"} {
+	for _, path := range []string{"/v1/etf-flows", "/v1/etf-flows/latest", "/v1/etf-flows/summary"} {
 		at(t, with, "paths", path, "get")
 	}
 	if req := at(t, with, "components", "schemas", "Sources", "required").([]any); !slices.Contains(req, any("etf_assets")) {
@@ -244,7 +244,7 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	const asset = graphiqlAssetsPath + "/{file}"
 	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true}
 	wantPaths := []string{"/graphql", asset, "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/latest",
-		"/v1/firehose", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/{id}", "/v1/sources"}
+		"/v1/etf-flows/summary", "/v1/firehose", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/{id}", "/v1/sources"}
 	paths := at(t, m, "paths").(map[string]any)
 	var got []string
 	for p := range paths {

@@ -57,9 +57,10 @@ func (c seedCmd) options() seed.Options {
 
 // importCmd upserts NDJSON files.
 type importCmd struct {
-	Kind  string `arg:"" enum:"posts,briefs,firehose,etf-flows" help:"What the file holds: posts, briefs, firehose or etf-flows."`
-	File  string `arg:"" optional:"" default:"-" help:"NDJSON file to read; - (the default) reads standard input."`
-	Batch int    `default:"1000" help:"Rows per insert statement and transaction."`
+	Kind   string `arg:"" enum:"posts,briefs,firehose,etf-flows" help:"What the file holds: posts, briefs, firehose or etf-flows."`
+	File   string `arg:"" optional:"" default:"-" help:"NDJSON file to read; - (the default) reads standard input."`
+	Batch  int    `default:"1000" help:"Rows per insert statement and transaction."`
+	Follow bool   `help:"Read lines as they arrive (a pipe from a scraper) and commit each one, or the few that arrived together, within milliseconds; stop at the end of the input or on SIGTERM, after committing what was read."`
 }
 
 // Run implements the command.
@@ -82,7 +83,7 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 		return err
 	}
 	defer bdb.Close()
-	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr}
+	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr, Follow: c.Follow}
 	if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		opts.Progress = g.stderr
 	}

@@ -55,6 +55,8 @@ func (c serveCmd) Run(ctx context.Context, g *globals) error {
 // demoCmd prepares a demo database and serves it.
 type demoCmd struct {
 	serveFlags
+	Live         bool          `default:"true" negatable:"" help:"Keep publishing new posts and firehose messages while serving (--live=false or --no-live to turn it off)."`
+	LiveInterval time.Duration `name:"live-interval" default:"5s" help:"Time between two rounds of live demo data."`
 }
 
 // Run implements the command.
@@ -104,6 +106,14 @@ feedapi demo is serving on %[1]s
 
 `, base, free, internal)
 	}
+	if !c.Live {
+		return c.serve(ctx, g, ready)
+	}
+	if c.LiveInterval <= 0 {
+		return fmt.Errorf("--live-interval must be positive")
+	}
+	stop := startLive(ctx, bulk, c.LiveInterval, g.logger)
+	defer stop()
 	return c.serve(ctx, g, ready)
 }
 

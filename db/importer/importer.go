@@ -46,6 +46,13 @@ type Options struct {
 	// Rejects, when not nil, receives "line N: field: problem" for each
 	// rejected line, in line order.
 	Rejects io.Writer
+	// Follow reads r as a stream that grows while it is read (a pipe from
+	// a scraper): each line is written as soon as no further complete
+	// line is waiting to be read (or the batch is full, or its first line
+	// has waited maxLinger), so that it is committed within milliseconds
+	// of its arrival. Import then returns at the end of r, or when ctx is
+	// cancelled, after writing what it has read (see follow).
+	Follow bool
 }
 
 // Result counts the lines of an import; blank lines are not counted. When
@@ -136,7 +143,11 @@ type reject struct {
 
 func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opts Options, res resource[T, K]) (Result, error) {
 	im := &importer[T, K]{res: res, bdb: bdb, opts: opts, index: map[K]int{}}
-	if err := im.readAll(ctx, r); err != nil {
+	read := im.readAll
+	if opts.Follow {
+		read = im.follow
+	}
+	if err := read(ctx, r); err != nil {
 		return im.result, fmt.Errorf("import %s: %w", res.kind, err)
 	}
 	im.progress("done, ")
@@ -155,26 +166,36 @@ func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 			return fmt.Errorf("read line %d: %w", n, err)
 		}
 		buf = line[:0]
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\uFEFF")) // byte order mark
-		}
-		switch {
-		case tooLong:
-			im.result.Read++
-			im.reject(n, &fieldError{"json", fmt.Sprintf("line longer than %d bytes", maxLineBytes)})
-		case len(bytes.TrimSpace(line)) == 0:
-			continue
-		default:
-			im.result.Read++
-			im.add(n, line)
-		}
-		if len(im.rows) >= im.opts.BatchSize || len(im.rejects) >= im.opts.BatchSize || im.size >= maxBatchBytes {
+		im.take(n, line, tooLong)
+		if im.full() {
 			if err := im.flush(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	return im.flush(ctx)
+}
+
+// take validates line n (read by readLine) into the batch, or rejects it;
+// a blank line is skipped.
+func (im *importer[T, K]) take(n int, line []byte, tooLong bool) {
+	if n == 1 {
+		line = bytes.TrimPrefix(line, []byte("\uFEFF")) // byte order mark
+	}
+	switch {
+	case tooLong:
+		im.result.Read++
+		im.reject(n, &fieldError{"json", fmt.Sprintf("line longer than %d bytes", maxLineBytes)})
+	case len(bytes.TrimSpace(line)) == 0:
+	default:
+		im.result.Read++
+		im.add(n, line)
+	}
+}
+
+// full reports whether the batch must be written before the next line.
+func (im *importer[T, K]) full() bool {
+	return len(im.rows) >= im.opts.BatchSize || len(im.rejects) >= im.opts.BatchSize || im.size >= maxBatchBytes
 }
 
 // readLine returns the next line without its line ending, reusing buf.

@@ -222,8 +222,14 @@ func nullable(s string) any {
 }
 
 func (g *fhGen) generate(id int64, si int) {
+	g.generateAt(id, si, g.tl.next(g.r))
+}
+
+// generateAt writes into g.row the message with this id created at t, of
+// source si (a weighted pick when negative); the seed's stream and the live
+// publisher both go through it.
+func (g *fhGen) generateAt(id int64, si int, t time.Time) {
 	r := g.r
-	t := g.tl.next(r)
 	if si < 0 {
 		p := g.paneW.pick(r)
 		si = g.panes[p][g.srcW[p].pick(r)]

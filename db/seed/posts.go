@@ -210,8 +210,13 @@ func (g *postGen) Values() ([]any, error) { return g.row, nil }
 func (g *postGen) Err() error { return g.err }
 
 func (g *postGen) generate(id int64) {
+	g.generateAt(id, g.tl.next(g.r))
+}
+
+// generateAt writes into g.row the post with this id created at t; the
+// seed's stream and the live publisher both go through it.
+func (g *postGen) generateAt(id int64, t time.Time) {
 	r := g.r
-	t := g.tl.next(r)
 	si := g.srcW.pick(r)
 	src := &curatedSources[si]
 	s := g.nr.story(r, t, src.mix.pick(r), src.focus)

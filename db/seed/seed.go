@@ -216,17 +216,17 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	tx.Conn().TypeMap().RegisterType(assetType)
 
 	o := p.opts
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"posts"}, postColumns,
+	n, err := writePosts(ctx, tx,
 		newPostGen(ctx, p.seed, p.newsroom, p.postsStart, o.Until, o.Posts, p.weeks, newProgress(progress, "posts", o.Posts)))
 	if err != nil {
-		return fmt.Errorf("seed: copy posts: %w", err)
+		return err
 	}
 	stats.Posts = int(n)
 
-	n, err = tx.CopyFrom(ctx, pgx.Identifier{"firehose_messages"}, firehoseColumns,
+	n, err = writeFirehose(ctx, tx,
 		newFirehoseGen(ctx, p.seed, p.newsroom, p.firehoseStart, o.Until, o.Firehose, newProgress(progress, "firehose", o.Firehose)))
 	if err != nil {
-		return fmt.Errorf("seed: copy firehose messages: %w", err)
+		return err
 	}
 	stats.Firehose = int(n)
 
@@ -254,6 +254,27 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	}
 	fmt.Fprintf(progress, "analyze: done in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// writePosts writes generated posts: the one write path of the seed and of
+// the live publisher (Live), so that whatever is derived on write applies
+// to both.
+func writePosts(ctx context.Context, tx pgx.Tx, rows pgx.CopyFromSource) (int64, error) {
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"posts"}, postColumns, rows)
+	if err != nil {
+		return n, fmt.Errorf("seed: copy posts: %w", err)
+	}
+	return n, nil
+}
+
+// writeFirehose writes generated firehose messages: the one write path of
+// the seed and of the live publisher.
+func writeFirehose(ctx context.Context, tx pgx.Tx, rows pgx.CopyFromSource) (int64, error) {
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"firehose_messages"}, firehoseColumns, rows)
+	if err != nil {
+		return n, fmt.Errorf("seed: copy firehose messages: %w", err)
+	}
+	return n, nil
 }
 
 // progress prints "label: done/total" lines about every tenth of a large

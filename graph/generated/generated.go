@@ -79,6 +79,37 @@ type ComplexityRoot struct {
 		ValueTraded  func(childComplexity int) int
 	}
 
+	EtfPeriod struct {
+		Days      func(childComplexity int) int
+		From      func(childComplexity int) int
+		NetInflow func(childComplexity int) int
+	}
+
+	EtfStreak struct {
+		Days      func(childComplexity int) int
+		Direction func(childComplexity int) int
+		Since     func(childComplexity int) int
+	}
+
+	EtfSummary struct {
+		AsOf   func(childComplexity int) int
+		Assets func(childComplexity int) int
+		Total  func(childComplexity int) int
+	}
+
+	EtfSummaryEntry struct {
+		Asset          func(childComplexity int) int
+		CumNetInflow   func(childComplexity int) int
+		Last30Days     func(childComplexity int) int
+		Last7Days      func(childComplexity int) int
+		LatestFlowDate func(childComplexity int) int
+		MonthToDate    func(childComplexity int) int
+		NetAssets      func(childComplexity int) int
+		NetInflow      func(childComplexity int) int
+		Streak         func(childComplexity int) int
+		YearToDate     func(childComplexity int) int
+	}
+
 	FirehoseConnection struct {
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
@@ -152,6 +183,7 @@ type ComplexityRoot struct {
 		Briefs         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		EtfFlows       func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
 		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
+		EtfSummary     func(childComplexity int, assets []db.Asset) int
 		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) int
 		Health         func(childComplexity int) int
 		Post           func(childComplexity int, id int) int
@@ -188,6 +220,7 @@ type QueryResolver interface {
 	Sources(ctx context.Context) (*model.Sources, error)
 	EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error)
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
+	EtfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error)
 	Health(ctx context.Context) (*model.Health, error)
 }
 
@@ -349,6 +382,124 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EtfFlow.ValueTraded(childComplexity), true
+
+	case "EtfPeriod.days":
+		if e.ComplexityRoot.EtfPeriod.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfPeriod.Days(childComplexity), true
+	case "EtfPeriod.from":
+		if e.ComplexityRoot.EtfPeriod.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfPeriod.From(childComplexity), true
+	case "EtfPeriod.netInflow":
+		if e.ComplexityRoot.EtfPeriod.NetInflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfPeriod.NetInflow(childComplexity), true
+
+	case "EtfStreak.days":
+		if e.ComplexityRoot.EtfStreak.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfStreak.Days(childComplexity), true
+	case "EtfStreak.direction":
+		if e.ComplexityRoot.EtfStreak.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfStreak.Direction(childComplexity), true
+	case "EtfStreak.since":
+		if e.ComplexityRoot.EtfStreak.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfStreak.Since(childComplexity), true
+
+	case "EtfSummary.asOf":
+		if e.ComplexityRoot.EtfSummary.AsOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummary.AsOf(childComplexity), true
+	case "EtfSummary.assets":
+		if e.ComplexityRoot.EtfSummary.Assets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummary.Assets(childComplexity), true
+	case "EtfSummary.total":
+		if e.ComplexityRoot.EtfSummary.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummary.Total(childComplexity), true
+
+	case "EtfSummaryEntry.asset":
+		if e.ComplexityRoot.EtfSummaryEntry.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.Asset(childComplexity), true
+	case "EtfSummaryEntry.cumNetInflow":
+		if e.ComplexityRoot.EtfSummaryEntry.CumNetInflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.CumNetInflow(childComplexity), true
+	case "EtfSummaryEntry.last30Days":
+		if e.ComplexityRoot.EtfSummaryEntry.Last30Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.Last30Days(childComplexity), true
+	case "EtfSummaryEntry.last7Days":
+		if e.ComplexityRoot.EtfSummaryEntry.Last7Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.Last7Days(childComplexity), true
+	case "EtfSummaryEntry.latestFlowDate":
+		if e.ComplexityRoot.EtfSummaryEntry.LatestFlowDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.LatestFlowDate(childComplexity), true
+	case "EtfSummaryEntry.monthToDate":
+		if e.ComplexityRoot.EtfSummaryEntry.MonthToDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.MonthToDate(childComplexity), true
+	case "EtfSummaryEntry.netAssets":
+		if e.ComplexityRoot.EtfSummaryEntry.NetAssets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.NetAssets(childComplexity), true
+	case "EtfSummaryEntry.netInflow":
+		if e.ComplexityRoot.EtfSummaryEntry.NetInflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.NetInflow(childComplexity), true
+	case "EtfSummaryEntry.streak":
+		if e.ComplexityRoot.EtfSummaryEntry.Streak == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.Streak(childComplexity), true
+	case "EtfSummaryEntry.yearToDate":
+		if e.ComplexityRoot.EtfSummaryEntry.YearToDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.YearToDate(childComplexity), true
 
 	case "FirehoseConnection.edges":
 		if e.ComplexityRoot.FirehoseConnection.Edges == nil {
@@ -666,6 +817,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.EtfFlowsLatest(childComplexity, args["assets"].([]db.Asset)), true
+	case "Query.etfSummary":
+		if e.ComplexityRoot.Query.EtfSummary == nil {
+			break
+		}
+
+		args, err := ec.field_Query_etfSummary_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EtfSummary(childComplexity, args["assets"].([]db.Asset)), true
 	case "Query.firehose":
 		if e.ComplexityRoot.Query.Firehose == nil {
 			break
@@ -946,6 +1108,18 @@ type Query {
   "The newest flow record of each asset. Present only where the deployment offers ETF flows."
   etfFlowsLatest("Assets to include; all when absent or empty." assets: [EtfAsset!]): [EtfFlow!]!
 
+  """
+  The ETF flows summarised as of ` + "`" + `asOf` + "`" + `, the latest flow date of the
+  selected assets: per asset and for the assets together, the latest day's
+  net flow, the sums of the latest 7 and 30 trading days, month and year to
+  date, the cumulative net inflow, net assets and the current streak. A day
+  on which an asset has no figure is absent, never counted as zero: an
+  asset's trading days are the days it has a figure, the total's the days
+  on which any selected asset has one. Null when the selected assets have
+  no flows. Present only where the deployment offers ETF flows.
+  """
+  etfSummary("Assets to include; all when absent or empty." assets: [EtfAsset!]): EtfSummary
+
   "Service health and version."
   health: Health!
 }
@@ -1059,6 +1233,74 @@ type EtfFlow {
   updatedAt: DateTime!
   "The newest record of the same asset (this one when it is the newest)."
   latest: EtfFlow!
+}
+
+"The ETF flows summarised as traders read them; see ` + "`" + `Query.etfSummary` + "`" + `."
+type EtfSummary {
+  "The latest flow date of the selected assets. Month and year to date end here."
+  asOf: Date!
+  """
+  The selected assets together. Its figure for a day is the sum of the
+  figures of the assets that have one that day; its cumulative net inflow
+  and net assets are the sums of each asset's latest ones.
+  """
+  total: EtfSummaryEntry!
+  "One entry per selected asset that has flows, in the order BTC, ETH, SOL, HYPE."
+  assets: [EtfSummaryEntry!]!
+}
+
+"The summary of one asset's flows, or of the selected assets together."
+type EtfSummaryEntry {
+  "The asset; null for the total."
+  asset: EtfAsset
+  "The entry's latest trading day (the total's is ` + "`" + `asOf` + "`" + `)."
+  latestFlowDate: Date!
+  "Net flow of ` + "`" + `latestFlowDate` + "`" + `; negative for an outflow."
+  netInflow: Money!
+  "The latest 7 trading days with a figure."
+  last7Days: EtfPeriod!
+  "The latest 30 trading days with a figure."
+  last30Days: EtfPeriod!
+  "The days of the month of ` + "`" + `asOf` + "`" + `, up to it."
+  monthToDate: EtfPeriod!
+  "The days of the year of ` + "`" + `asOf` + "`" + `, up to it."
+  yearToDate: EtfPeriod!
+  "Cumulative net inflow since launch as of the latest day (the total: the sum over the assets)."
+  cumNetInflow: Money!
+  "Total net assets as of the latest day (the total: the sum over the assets)."
+  netAssets: Money!
+  "The current run of days whose net flows have the same sign."
+  streak: EtfStreak!
+}
+
+"The net flows of a period, summed over the days that have a figure."
+type EtfPeriod {
+  "Sum of the period's net flows; null when no day of the period has a figure (never a zero for missing days)."
+  netInflow: Money
+  "Number of trading days with a figure in the period (fewer than 7 or 30 for an asset that started within the window)."
+  days: Int!
+  "The earliest of those days; null when there is none."
+  from: Date
+}
+
+"The run of consecutive trading days, back from the latest, whose net flows share the sign of the latest one."
+type EtfStreak {
+  "` + "`" + `inflow` + "`" + `, ` + "`" + `outflow` + "`" + `, or ` + "`" + `none` + "`" + ` for a run of days with a net flow of exactly zero."
+  direction: EtfStreakDirection!
+  "Length of the run in trading days, at least 1."
+  days: Int!
+  "The first day of the run."
+  since: Date!
+}
+
+"The sign of the net flows of a streak."
+enum EtfStreakDirection {
+  "Net inflows."
+  inflow
+  "Net outflows."
+  outflow
+  "Net flows of exactly zero."
+  none
 }
 
 "The valid values of the filters."
@@ -1236,6 +1478,68 @@ func (ec *executionContext) childFields_EtfFlow(ctx context.Context, field graph
 		return ec.fieldContext_EtfFlow_latest(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EtfFlow", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfPeriod(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "netInflow":
+		return ec.fieldContext_EtfPeriod_netInflow(ctx, field)
+	case "days":
+		return ec.fieldContext_EtfPeriod_days(ctx, field)
+	case "from":
+		return ec.fieldContext_EtfPeriod_from(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfPeriod", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfStreak(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "direction":
+		return ec.fieldContext_EtfStreak_direction(ctx, field)
+	case "days":
+		return ec.fieldContext_EtfStreak_days(ctx, field)
+	case "since":
+		return ec.fieldContext_EtfStreak_since(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfStreak", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asOf":
+		return ec.fieldContext_EtfSummary_asOf(ctx, field)
+	case "total":
+		return ec.fieldContext_EtfSummary_total(ctx, field)
+	case "assets":
+		return ec.fieldContext_EtfSummary_assets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfSummaryEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "asset":
+		return ec.fieldContext_EtfSummaryEntry_asset(ctx, field)
+	case "latestFlowDate":
+		return ec.fieldContext_EtfSummaryEntry_latestFlowDate(ctx, field)
+	case "netInflow":
+		return ec.fieldContext_EtfSummaryEntry_netInflow(ctx, field)
+	case "last7Days":
+		return ec.fieldContext_EtfSummaryEntry_last7Days(ctx, field)
+	case "last30Days":
+		return ec.fieldContext_EtfSummaryEntry_last30Days(ctx, field)
+	case "monthToDate":
+		return ec.fieldContext_EtfSummaryEntry_monthToDate(ctx, field)
+	case "yearToDate":
+		return ec.fieldContext_EtfSummaryEntry_yearToDate(ctx, field)
+	case "cumNetInflow":
+		return ec.fieldContext_EtfSummaryEntry_cumNetInflow(ctx, field)
+	case "netAssets":
+		return ec.fieldContext_EtfSummaryEntry_netAssets(ctx, field)
+	case "streak":
+		return ec.fieldContext_EtfSummaryEntry_streak(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfSummaryEntry", field.Name)
 }
 
 func (ec *executionContext) childFields_FirehoseConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1655,6 +1959,20 @@ func (ec *executionContext) field_Query_etfFlows_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["first"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_etfSummary_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "assets",
+		func(ctx context.Context, v any) ([]db.Asset, error) {
+			return ec.unmarshalOEtfAsset2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAssetᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assets"] = arg0
 	return args, nil
 }
 
@@ -2423,6 +2741,506 @@ func (ec *executionContext) fieldContext_EtfFlow_latest(_ context.Context, field
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_EtfFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfPeriod_netInflow(ctx context.Context, field graphql.CollectedField, obj *db.EtfPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfPeriod_netInflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetInflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfPeriod_netInflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfPeriod", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfPeriod_days(ctx context.Context, field graphql.CollectedField, obj *db.EtfPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfPeriod_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfPeriod_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfPeriod", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EtfPeriod_from(ctx context.Context, field graphql.CollectedField, obj *db.EtfPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfPeriod_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODate2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfPeriod_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfPeriod", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _EtfStreak_direction(ctx context.Context, field graphql.CollectedField, obj *db.EtfStreak) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfStreak_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.StreakDirection) graphql.Marshaler {
+			return ec.marshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfStreak_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfStreak", field, false, false, errors.New("field of type EtfStreakDirection does not have child fields"))
+}
+
+func (ec *executionContext) _EtfStreak_days(ctx context.Context, field graphql.CollectedField, obj *db.EtfStreak) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfStreak_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfStreak_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfStreak", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EtfStreak_since(ctx context.Context, field graphql.CollectedField, obj *db.EtfStreak) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfStreak_since(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Since, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDate2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfStreak_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfStreak", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummary_asOf(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummary_asOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AsOf, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDate2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummary_asOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfSummary", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummary_total(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummary_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.EtfSummaryEntry) graphql.Marshaler {
+			return ec.marshalNEtfSummaryEntry2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummaryEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummary_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummary",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfSummaryEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfSummary_assets(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummary_assets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Assets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []db.EtfSummaryEntry) graphql.Marshaler {
+			return ec.marshalNEtfSummaryEntry2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummaryEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummary_assets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummary",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfSummaryEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfSummaryEntry_asset(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Asset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Asset) graphql.Marshaler {
+			return ec.marshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfSummaryEntry", field, false, false, errors.New("field of type EtfAsset does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummaryEntry_latestFlowDate(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_latestFlowDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestFlowDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDate2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_latestFlowDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfSummaryEntry", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummaryEntry_netInflow(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_netInflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetInflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_netInflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfSummaryEntry", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummaryEntry_last7Days(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_last7Days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Last7Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.EtfPeriod) graphql.Marshaler {
+			return ec.marshalNEtfPeriod2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfPeriod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_last7Days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummaryEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfPeriod(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfSummaryEntry_last30Days(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_last30Days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Last30Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.EtfPeriod) graphql.Marshaler {
+			return ec.marshalNEtfPeriod2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfPeriod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_last30Days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummaryEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfPeriod(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfSummaryEntry_monthToDate(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_monthToDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthToDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.EtfPeriod) graphql.Marshaler {
+			return ec.marshalNEtfPeriod2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfPeriod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_monthToDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummaryEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfPeriod(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfSummaryEntry_yearToDate(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_yearToDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.YearToDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.EtfPeriod) graphql.Marshaler {
+			return ec.marshalNEtfPeriod2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfPeriod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_yearToDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummaryEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfPeriod(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfSummaryEntry_cumNetInflow(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_cumNetInflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CumNetInflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_cumNetInflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfSummaryEntry", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummaryEntry_netAssets(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_netAssets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetAssets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_netAssets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfSummaryEntry", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummaryEntry_streak(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_streak(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Streak, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.EtfStreak) graphql.Marshaler {
+			return ec.marshalNEtfStreak2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfStreak(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_streak(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummaryEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfStreak(ctx, field)
 		},
 	}
 	return fc, nil
@@ -3855,6 +4673,50 @@ func (ec *executionContext) fieldContext_Query_etfFlowsLatest(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_etfFlowsLatest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_etfSummary(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_etfSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EtfSummary(ctx, fc.Args["assets"].([]db.Asset))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.EtfSummary) graphql.Marshaler {
+			return ec.marshalOEtfSummary2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummary(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_etfSummary(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfSummary(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_etfSummary_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5422,6 +6284,245 @@ func (ec *executionContext) _EtfFlow(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var etfPeriodImplementors = []string{"EtfPeriod"}
+
+func (ec *executionContext) _EtfPeriod(ctx context.Context, sel ast.SelectionSet, obj *db.EtfPeriod) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfPeriodImplementors)
+	if plainSelectionEtfPeriod(fields) && plainValueEtfPeriod(fields, obj) {
+		return &plainEtfPeriod{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfPeriod")
+		case "netInflow":
+			out.Values[i] = ec._EtfPeriod_netInflow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "days":
+			out.Values[i] = ec._EtfPeriod_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "from":
+			out.Values[i] = ec._EtfPeriod_from(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfStreakImplementors = []string{"EtfStreak"}
+
+func (ec *executionContext) _EtfStreak(ctx context.Context, sel ast.SelectionSet, obj *db.EtfStreak) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfStreakImplementors)
+	if plainSelectionEtfStreak(fields) && plainValueEtfStreak(fields, obj) {
+		return &plainEtfStreak{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfStreak")
+		case "direction":
+			out.Values[i] = ec._EtfStreak_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days":
+			out.Values[i] = ec._EtfStreak_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "since":
+			out.Values[i] = ec._EtfStreak_since(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfSummaryImplementors = []string{"EtfSummary"}
+
+func (ec *executionContext) _EtfSummary(ctx context.Context, sel ast.SelectionSet, obj *db.EtfSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfSummaryImplementors)
+	if plainSelectionEtfSummary(fields) && plainValueEtfSummary(fields, obj) {
+		return &plainEtfSummary{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfSummary")
+		case "asOf":
+			out.Values[i] = ec._EtfSummary_asOf(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._EtfSummary_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assets":
+			out.Values[i] = ec._EtfSummary_assets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfSummaryEntryImplementors = []string{"EtfSummaryEntry"}
+
+func (ec *executionContext) _EtfSummaryEntry(ctx context.Context, sel ast.SelectionSet, obj *db.EtfSummaryEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfSummaryEntryImplementors)
+	if plainSelectionEtfSummaryEntry(fields) && plainValueEtfSummaryEntry(fields, obj) {
+		return &plainEtfSummaryEntry{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfSummaryEntry")
+		case "asset":
+			out.Values[i] = ec._EtfSummaryEntry_asset(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "latestFlowDate":
+			out.Values[i] = ec._EtfSummaryEntry_latestFlowDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "netInflow":
+			out.Values[i] = ec._EtfSummaryEntry_netInflow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "last7Days":
+			out.Values[i] = ec._EtfSummaryEntry_last7Days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "last30Days":
+			out.Values[i] = ec._EtfSummaryEntry_last30Days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "monthToDate":
+			out.Values[i] = ec._EtfSummaryEntry_monthToDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "yearToDate":
+			out.Values[i] = ec._EtfSummaryEntry_yearToDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cumNetInflow":
+			out.Values[i] = ec._EtfSummaryEntry_cumNetInflow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "netAssets":
+			out.Values[i] = ec._EtfSummaryEntry_netAssets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "streak":
+			out.Values[i] = ec._EtfSummaryEntry_streak(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var firehoseConnectionImplementors = []string{"FirehoseConnection"}
 
 func (ec *executionContext) _FirehoseConnection(ctx context.Context, sel ast.SelectionSet, obj *model.FirehoseConnection) graphql.Marshaler {
@@ -6153,6 +7254,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "etfSummary":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_etfSummary(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "health":
 			field := field
 
@@ -6867,6 +7990,274 @@ func (p *plainEtfFlow) MarshalGQL(w io.Writer) {
 			b = scalar.AppendDateTime(b, obj.UpdatedAt)
 		case "valueTraded":
 			b = scalar.AppendMoney(b, obj.ValueTraded)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfPeriod reports whether every field selected of a EtfPeriod
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfPeriod(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "days", "from", "netInflow":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfPeriod reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfPeriod(fields []graphql.CollectedField, obj *db.EtfPeriod) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfPeriod writes the selected fields of a EtfPeriod whose selection
+// is plain.
+type plainEtfPeriod struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfPeriod
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfPeriod) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfPeriod\""...)
+		case "days":
+			b = scalar.AppendInt(b, obj.Days)
+		case "from":
+			if v := obj.From; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendDate(b, *v)
+			}
+		case "netInflow":
+			if v := obj.NetInflow; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendMoney(b, *v)
+			}
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfStreak reports whether every field selected of a EtfStreak
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfStreak(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "days", "direction", "since":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfStreak reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfStreak(fields []graphql.CollectedField, obj *db.EtfStreak) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfStreak writes the selected fields of a EtfStreak whose selection
+// is plain.
+type plainEtfStreak struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfStreak
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfStreak) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfStreak\""...)
+		case "days":
+			b = scalar.AppendInt(b, obj.Days)
+		case "direction":
+			w.Write(b)
+			ec.marshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection(ctx, field.Selections, obj.Direction).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "since":
+			b = scalar.AppendDate(b, obj.Since)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfSummary reports whether every field selected of a EtfSummary
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfSummary(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "asOf":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfSummary reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfSummary(fields []graphql.CollectedField, obj *db.EtfSummary) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfSummary writes the selected fields of a EtfSummary whose selection
+// is plain.
+type plainEtfSummary struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfSummary
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfSummary) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfSummary\""...)
+		case "asOf":
+			b = scalar.AppendDate(b, obj.AsOf)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfSummaryEntry reports whether every field selected of a EtfSummaryEntry
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfSummaryEntry(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "asset", "cumNetInflow", "latestFlowDate", "netAssets", "netInflow":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfSummaryEntry reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfSummaryEntry(fields []graphql.CollectedField, obj *db.EtfSummaryEntry) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfSummaryEntry writes the selected fields of a EtfSummaryEntry whose selection
+// is plain.
+type plainEtfSummaryEntry struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfSummaryEntry
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfSummaryEntry) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfSummaryEntry\""...)
+		case "asset":
+			w.Write(b)
+			ec.marshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx, field.Selections, obj.Asset).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "cumNetInflow":
+			b = scalar.AppendMoney(b, obj.CumNetInflow)
+		case "latestFlowDate":
+			b = scalar.AppendDate(b, obj.LatestFlowDate)
+		case "netAssets":
+			b = scalar.AppendMoney(b, obj.NetAssets)
+		case "netInflow":
+			b = scalar.AppendMoney(b, obj.NetInflow)
 		}
 	}
 	b = append(b, '}')
@@ -8122,6 +9513,90 @@ func (ec *executionContext) marshalNEtfFlow2ᚖgithubᚗcomᚋfeedapiᚋfeedapi�
 	return ec._EtfFlow(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNEtfPeriod2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfPeriod(ctx context.Context, sel ast.SelectionSet, v db.EtfPeriod) graphql.Marshaler {
+	return ec._EtfPeriod(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEtfStreak2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfStreak(ctx context.Context, sel ast.SelectionSet, v db.EtfStreak) graphql.Marshaler {
+	return ec._EtfStreak(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection(ctx context.Context, v any) (db.StreakDirection, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res, ok := unmarshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection[tmp]
+	if err == nil && !ok {
+		err = unknownEnumValue("EtfStreakDirection", tmp)
+	}
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection(ctx context.Context, sel ast.SelectionSet, v db.StreakDirection) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection = map[string]db.StreakDirection{
+		"inflow":  db.StreakInflow,
+		"outflow": db.StreakOutflow,
+		"none":    db.StreakNone,
+	}
+	marshalNEtfStreakDirection2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStreakDirection = map[db.StreakDirection]string{
+		db.StreakInflow:  "inflow",
+		db.StreakOutflow: "outflow",
+		db.StreakNone:    "none",
+	}
+)
+
+func (ec *executionContext) marshalNEtfSummaryEntry2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummaryEntry(ctx context.Context, sel ast.SelectionSet, v db.EtfSummaryEntry) graphql.Marshaler {
+	return ec._EtfSummaryEntry(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEtfSummaryEntry2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummaryEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []db.EtfSummaryEntry) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, etfSummaryEntryImplementors); plainSelectionEtfSummaryEntry(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainEtfSummaryEntry, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueEtfSummaryEntry(fields, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNEtfSummaryEntry2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummaryEntry(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEtfSummaryEntry2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummaryEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNFirehoseConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseConnection(ctx context.Context, sel ast.SelectionSet, v *model.FirehoseConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -8866,6 +10341,50 @@ func (ec *executionContext) marshalOEtfAsset2ᚕgithubᚗcomᚋfeedapiᚋfeedapi
 	return ret
 }
 
+func (ec *executionContext) unmarshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx context.Context, v any) (*db.Asset, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res, ok := unmarshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset[tmp]
+	if err == nil && !ok {
+		err = unknownEnumValue("EtfAsset", tmp)
+	}
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx context.Context, sel ast.SelectionSet, v *db.Asset) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset[*v])
+	return res
+}
+
+var (
+	unmarshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset = map[string]db.Asset{
+		"BTC":  db.AssetBTC,
+		"ETH":  db.AssetETH,
+		"SOL":  db.AssetSOL,
+		"HYPE": db.AssetHYPE,
+	}
+	marshalOEtfAsset2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset = map[db.Asset]string{
+		db.AssetBTC:  "BTC",
+		db.AssetETH:  "ETH",
+		db.AssetSOL:  "SOL",
+		db.AssetHYPE: "HYPE",
+	}
+)
+
+func (ec *executionContext) marshalOEtfSummary2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummary(ctx context.Context, sel ast.SelectionSet, v *db.EtfSummary) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._EtfSummary(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -8881,6 +10400,24 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalInt(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOMoney2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx context.Context, v any) (*db.Money, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalMoney(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx context.Context, sel ast.SelectionSet, v *db.Money) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalMoney(*v)
 	return res
 }
 
