@@ -23,6 +23,7 @@ import (
 var scalarInputs = map[string]func(any) error{
 	"DateTime": func(v any) error { _, err := scalar.UnmarshalDateTime(v); return err },
 	"Date":     func(v any) error { _, err := scalar.UnmarshalDate(v); return err },
+	"Int64":    func(v any) error { _, err := scalar.UnmarshalInt64(v); return err },
 }
 
 // exactVariables refuses, before execution, an operation whose variables
@@ -60,6 +61,9 @@ func (x *exactVariables) MutateOperationContext(_ context.Context, opCtx *graphq
 		if err := x.check(def.Type, "$"+def.Variable, v, def.Variable); err != nil {
 			return refusal(err)
 		}
+	}
+	if err := checkInt64Literals(opCtx.Doc, opCtx.Operation); err != nil {
+		return refusal(err)
 	}
 	return nil
 }

@@ -43,6 +43,11 @@ func TestEnumValuesAreExact(t *testing.T) {
 		{"asset literal lower case", `{ etfFlows(assets: [btc]) { asset } }`, nil, "", "btc"},
 		{"DateTime variable", `query($s: DateTime) { posts(since: $s) { nodes { id } } }`, map[string]any{"s": "yesterday"}, "s", "variable $s: DateTime must be an RFC 3339 date-time"},
 		{"Date variable", `query($f: Date) { etfFlows(from: $f) { asset } }`, map[string]any{"f": "2026-02-30"}, "f", "variable $f: Date must be a calendar date"},
+		{"Int64 variable beyond 64 bits", `query($id: Int64!) { post(id: $id) { id } }`, map[string]any{"id": json.Number("9223372036854775808")}, "id", "variable $id: Int64 must be an integer from"},
+		{"Int64 variable with a fraction", `query($id: Int64!) { post(id: $id) { id } }`, map[string]any{"id": json.Number("1.5")}, "id", "variable $id: Int64 must be an integer of decimal digits"},
+		{"Int64 literal beyond 64 bits", `{ post(id: 99999999999999999999) { id } }`, nil, "id", "argument id: Int64 must be an integer from"},
+		{"Int64 literal with a fraction", `{ brief(id: 1.5) { id } }`, nil, "id", "argument id: Int64 must be an integer of decimal digits"},
+		{"Int64 literal in a fragment", `{ ...F } fragment F on Query { post(id: "12x") { id } }`, nil, "id", "argument id: Int64 must be an integer of decimal digits"},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {

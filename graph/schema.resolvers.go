@@ -85,7 +85,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 }
 
 // Post is the resolver for the post field.
-func (r *queryResolver) Post(ctx context.Context, id int) (*db.Post, error) {
+func (r *queryResolver) Post(ctx context.Context, id int64) (*db.Post, error) {
 	if id < 1 {
 		return nil, apperr.Invalid("id", "id must be a positive integer")
 	}
@@ -116,7 +116,7 @@ func (r *queryResolver) Briefs(ctx context.Context, first *int, after *string, l
 }
 
 // Brief is the resolver for the brief field.
-func (r *queryResolver) Brief(ctx context.Context, id int) (*db.Brief, error) {
+func (r *queryResolver) Brief(ctx context.Context, id int64) (*db.Brief, error) {
 	if id < 1 {
 		return nil, apperr.Invalid("id", "id must be a positive integer")
 	}

@@ -174,11 +174,16 @@ func (c *contract) check(req *http.Request, resp *http.Response, body []byte) []
 	}
 	if !bodyless && !html && len(body) > 0 {
 		problems = append(problems, numberProblems(body, strings.HasPrefix(templ, "/v1/etf-flows"))...)
+		if templ != "/v1/openapi.json" {
+			problems = append(problems, shapeProblems(status, body)...)
+		}
 	}
 
 	// Every /v1 path takes HEAD: the headers of GET without the body.
+	// HEAD is documented as an operation of its own; it is checked as GET,
+	// whose responses it mirrors.
 	method := req.Method
-	if method == http.MethodHead && strings.HasPrefix(templ, "/v1/") {
+	if method == http.MethodHead && item != nil && item.Head != nil {
 		method = http.MethodGet
 	}
 	var op *v3.Operation
@@ -247,10 +252,55 @@ func (c *contract) routerAnswer(what string, want, status int, header http.Heade
 	if bodyless {
 		return problems
 	}
+	if _, ok := statusCodes[status]; ok {
+		problems = append(problems, c.errorBody("ErrorEnvelope", body)...)
+	}
+	return problems
+}
+
+// statusCodes maps each error status to the one code its envelope carries
+// (431 is a bad_request whose header is too large).
+var statusCodes = func() map[int]string {
+	m := map[int]string{http.StatusRequestHeaderFieldsTooLarge: "bad_request"}
 	for _, e := range oaErrors {
-		if e.status == fmt.Sprint(status) {
-			problems = append(problems, c.errorBody("Error"+e.component, body)...)
+		var status int
+		fmt.Sscan(e.status, &status)
+		m[status] = string(e.code)
+	}
+	return m
+}()
+
+// shapeProblems checks what the schemas leave to words, so that generators
+// get plain types: an error envelope's code is the one of its status; a
+// page's next_cursor is a string exactly while has_more is true; a GraphQL
+// response has data or errors.
+func shapeProblems(status int, body []byte) []string {
+	var b struct {
+		Error *struct {
+			Code string `json:"code"`
+		} `json:"error"`
+		Pagination *struct {
+			NextCursor *string `json:"next_cursor"`
+			HasMore    bool    `json:"has_more"`
+		} `json:"pagination"`
+		Data   json.RawMessage `json:"data"`
+		Errors json.RawMessage `json:"errors"`
+		Meta   json.RawMessage `json:"meta"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil // the schema validation reports bodies that are not JSON objects
+	}
+	var problems []string
+	if b.Error != nil {
+		if want, ok := statusCodes[status]; !ok || b.Error.Code != want {
+			problems = append(problems, fmt.Sprintf("error.code %q in a %d answer, want %q", b.Error.Code, status, want))
 		}
+	}
+	if p := b.Pagination; p != nil && p.HasMore != (p.NextCursor != nil) {
+		problems = append(problems, fmt.Sprintf("pagination: has_more %v with next_cursor %v", p.HasMore, p.NextCursor))
+	}
+	if b.Error == nil && b.Meta == nil && b.Data == nil && b.Errors == nil {
+		problems = append(problems, "a GraphQL response without data and without errors")
 	}
 	return problems
 }
@@ -632,7 +682,7 @@ func TestContractCatchesBreaches(t *testing.T) {
 		{"undocumented status", craft("GET", "/v1/posts", 418, `{"error":{"code":"internal","message":"teapot"},`+metaFree+`}`), "418"},
 		{"404 where the list cannot miss", craft("GET", "/v1/posts", 404, `{"error":{"code":"not_found","message":"x"},`+metaFree+`}`), "404"},
 		{"unknown path answered", craft("GET", "/v1/post", 200, goodPage), "must be 404"},
-		{"unknown path without envelope", craft("GET", "/v1/post", 404, `404 page not found`), "ErrorNotFound"},
+		{"unknown path without envelope", craft("GET", "/v1/post", 404, `404 page not found`), "ErrorEnvelope"},
 		{"405 without Allow", craft("DELETE", "/v1/posts", 405,
 			`{"error":{"code":"method_not_allowed","message":"no"},`+metaNoKey+`}`).with(func(e *exchange) { e.resp.Header.Del("Allow") }), "Allow"},
 		{"accepted an out-of-range limit", craft("GET", "/v1/posts?limit=101", 200, goodPage), "limit"},

@@ -83,6 +83,7 @@ type (
 	oaSecurity map[string][]string
 	oaPathItem struct {
 		Get  *oaOperation `json:"get,omitempty"`
+		Head *oaOperation `json:"head,omitempty"`
 		Post *oaOperation `json:"post,omitempty"`
 	}
 	oaOperation struct {
@@ -148,7 +149,6 @@ type (
 		Default              any         `json:"default,omitempty"`
 		Minimum              *int64      `json:"minimum,omitempty"`
 		Maximum              *int64      `json:"maximum,omitempty"`
-		MultipleOf           *float64    `json:"multipleOf,omitempty"`
 		MinLength            *int64      `json:"minLength,omitempty"`
 		MaxLength            *int64      `json:"maxLength,omitempty"`
 		Items                *oaSchema   `json:"items,omitempty"`
@@ -182,7 +182,7 @@ const (
 // [Tt][Rr][Uu][Ee] instead of an inline case-insensitivity flag).
 const (
 	oaPatternDateTime = `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`
-	oaPatternBool     = `^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)$`
+	oaPatternSince    = `^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?$`
 	oaPatternAsset    = `\s*([Bb][Tt][Cc]|[Ee][Tt][Hh]|[Ss][Oo][Ll]|[Hh][Yy][Pp][Ee])\s*`
 	oaPatternAssets   = `^` + oaPatternAsset + `(,` + oaPatternAsset + `)*$`
 )
@@ -191,7 +191,7 @@ const (
 var (
 	oaPanes  = []any{"news", "crypto", "wire", "blogs", "twitter", "iansintel"}
 	oaAssets = []any{"BTC", "ETH", "SOL", "HYPE"}
-	oaTiers  = []any{"free", "pro", "internal", nil}
+	oaTiers  = []any{"free", "pro", "internal"}
 )
 
 // oaErrors lists the error codes of the contract with their HTTP status and
@@ -207,7 +207,7 @@ var oaErrors = []struct {
 	{apperr.QuotaExceeded, "402", "QuotaExceeded", "Reserved for future paid quotas; never returned today."},
 	{apperr.ForbiddenTier, "403", "ForbiddenTier", "The key's tier cannot use this endpoint."},
 	{apperr.NotFound, "404", "NotFound", "No resource with this id (also the answer for unknown paths)."},
-	{apperr.MethodNotAllowed, "405", "MethodNotAllowed", "A method the path does not support; `Allow` lists those it does. Every /v1 path takes GET and HEAD, /graphql GET and POST."},
+	{apperr.MethodNotAllowed, "405", "MethodNotAllowed", "A method the path does not support (any other than those documented for it); `Allow` lists those it does. Every /v1 path and `/graphql/assets/{file}` take GET and HEAD, /graphql GET and POST."},
 	{apperr.RateLimited, "429", "RateLimited", "The rate limit is exceeded (the key's, the client IP's, or the client IP's budget of failed authentications, told apart by `RateLimit-Policy`); retry after the seconds in `Retry-After`."},
 	{apperr.Internal, "500", "Internal", "A server-side fault. Retry, then contact support with `meta.request_id`."},
 }
@@ -328,8 +328,9 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 		}},
 		"/v1/posts/{id}": {Get: &oaOperation{
 			OperationID: "getPost", Summary: "Get a curated post", Tags: []string{oaTagPosts}, Security: oaKeyed(),
-			Parameters: oaParams("PostID", "IncludeRaw", "IfNoneMatch"),
-			Responses:  oaKeyedResponses(oaSuccess("The post.", "PostResponse", true), "404"),
+			Description: "One curated post by its numeric `id`, with `body` and, with `include_raw=true`, the source payload `raw`. An id that is not a positive 64-bit integer gives 400; a well-formed id with no post gives 404.",
+			Parameters:  oaParams("PostID", "IncludeRaw", "IfNoneMatch"),
+			Responses:   oaKeyedResponses(oaSuccess("The post.", "PostResponse", true), "404"),
 		}},
 		"/v1/briefs": {Get: &oaOperation{
 			OperationID: "listBriefs", Summary: "List weekly briefs", Tags: []string{oaTagBriefs}, Security: oaKeyed(),
@@ -339,8 +340,9 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 		}},
 		"/v1/briefs/{id}": {Get: &oaOperation{
 			OperationID: "getBrief", Summary: "Get a weekly brief with its Markdown", Tags: []string{oaTagBriefs}, Security: oaKeyed(),
-			Parameters: oaParams("BriefID", "IfNoneMatch"),
-			Responses:  oaKeyedResponses(oaSuccess("The brief in full form.", "BriefResponse", true), "404"),
+			Description: "One weekly brief by its numeric `id`, in full form: the fields of the list form plus `content`, the brief as Markdown. An id that is not a positive 64-bit integer gives 400; a well-formed id with no brief gives 404.",
+			Parameters:  oaParams("BriefID", "IfNoneMatch"),
+			Responses:   oaKeyedResponses(oaSuccess("The brief in full form.", "BriefResponse", true), "404"),
 		}},
 		"/v1/firehose": {Get: &oaOperation{
 			OperationID: "listFirehose", Summary: "List firehose messages", Tags: []string{oaTagFeed}, Security: oaKeyed(),
@@ -392,7 +394,36 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			Responses:   oaKeyedResponses(oaSuccess("The summary.", "EtfSummaryResponse", true)),
 		}}
 	}
+	// Every path but /graphql answers HEAD as GET without a body.
+	components := oaResponses()
+	for path, item := range p {
+		if path != "/graphql" {
+			item.Head = oaHead(item.Get, components)
+		}
+	}
 	return p
+}
+
+// oaHead documents HEAD of a path from its GET: the same parameters and
+// statuses with the same headers, and no body. Its operationId is GET's
+// with the prefix head (getPost → headGetPost).
+func oaHead(get *oaOperation, components map[string]*oaResponse) *oaOperation {
+	rs := make(map[string]*oaResponse, len(get.Responses))
+	for status, r := range get.Responses {
+		if r.Ref != "" {
+			r = components[strings.TrimPrefix(r.Ref, "#/components/responses/")]
+		}
+		rs[status] = &oaResponse{Description: r.Description, Headers: r.Headers}
+	}
+	return &oaOperation{
+		OperationID: "head" + strings.ToUpper(get.OperationID[:1]) + get.OperationID[1:],
+		Summary:     "Headers of: " + get.Summary,
+		Description: "The headers `GET` would answer with (status, `ETag`, rate limits), without a body.",
+		Tags:        get.Tags,
+		Security:    get.Security,
+		Parameters:  get.Parameters,
+		Responses:   rs,
+	}
 }
 
 // oaGraphQL documents one method of /graphql. Its own answers are GraphQL
@@ -408,8 +439,8 @@ func oaGraphQL(method string, params []*oaParameter, body *oaRequestBody) *oaOpe
 		"422": graphQL("The query did not parse, failed validation, or is over the complexity, depth or token limits; nothing was executed."),
 		"500": {Description: "A server-side fault, as the error envelope or, when it happened during execution, as a GraphQL response.",
 			Headers: oaHeaders("X-Request-Id"),
-			Content: oaJSONContent(&oaSchema{AnyOf: []*oaSchema{oaRef("ErrorInternal"), oaRef("GraphQLResponse")}})},
-	}, "401", "402", "403", "429")
+			Content: oaJSONContent(&oaSchema{AnyOf: []*oaSchema{oaRef("ErrorEnvelope"), oaRef("GraphQLResponse")}})},
+	}, "401", "402", "403", "405", "429")
 	security := oaKeyed()
 	if method == "Get" {
 		rs["200"].Content["text/html"] = oaMediaType{Schema: &oaSchema{Type: "string",
@@ -449,13 +480,13 @@ func oaSuccess(description, schema string, withETag bool) *oaResponse {
 // the errors every keyed request can meet, and the extra statuses given.
 func oaKeyedResponses(ok *oaResponse, extra ...string) map[string]*oaResponse {
 	rs := map[string]*oaResponse{"200": ok, "304": {Ref: "#/components/responses/NotModified"}}
-	return oaWithErrors(rs, append([]string{"400", "401", "402", "403", "429", "500"}, extra...)...)
+	return oaWithErrors(rs, append([]string{"400", "401", "402", "403", "405", "429", "500"}, extra...)...)
 }
 
 // oaOpenResponses completes the responses of a GET that needs no key.
 func oaOpenResponses(rs map[string]*oaResponse) map[string]*oaResponse {
 	rs["304"] = &oaResponse{Ref: "#/components/responses/NotModified"}
-	return oaWithErrors(rs, "400", "429", "500")
+	return oaWithErrors(rs, "400", "405", "429", "500")
 }
 
 // oaWithErrors adds references to the component responses of the statuses.
@@ -488,7 +519,7 @@ func oaResponses() map[string]*oaResponse {
 		case apperr.RateLimited:
 			h["Retry-After"] = &oaHeader{Ref: "#/components/headers/Retry-After"}
 		}
-		rs[e.component] = &oaResponse{Description: e.summary, Headers: h, Content: oaJSONContent(oaRef("Error" + e.component))}
+		rs[e.component] = &oaResponse{Description: e.summary, Headers: h, Content: oaJSONContent(oaRef("ErrorEnvelope"))}
 	}
 	return rs
 }
@@ -538,10 +569,8 @@ func oaParameters() map[string]*oaParameter {
 	query := func(name, description string, s *oaSchema) *oaParameter {
 		return &oaParameter{Name: name, In: "query", Description: description, Schema: s}
 	}
-	boolean := func(def string) *oaSchema {
-		return &oaSchema{Type: "string", Pattern: oaPatternBool, Default: def, Examples: []any{"true", "false"}}
-	}
-	const booleans = " A boolean: `true`, `false`, `1` or `0`, case-insensitive; anything else gives 400."
+	boolean := func(def bool) *oaSchema { return &oaSchema{Type: "boolean", Default: def} }
+	const booleans = " A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400."
 	text := &oaSchema{Type: "string", MinLength: oaPtr[int64](1), MaxLength: oaPtr[int64](256)}
 	limit := func(max, def int64) *oaSchema {
 		return &oaSchema{Type: "integer", Minimum: oaPtr[int64](1), Maximum: &max, Default: def}
@@ -556,16 +585,16 @@ func oaParameters() map[string]*oaParameter {
 		"EtfLimit": query("limit", "Maximum number of records, an integer from 1 to 500; out of range gives 400 (never clamped).", limit(500, 100)),
 		"Cursor": query("cursor", "The previous page's `pagination.next_cursor`, passed back as is. Opaque and bound to the endpoint that issued it: an undecodable, tampered or foreign cursor gives 400.",
 			text),
-		"Since": query("since", "Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. Anything else gives 400.",
-			&oaSchema{Type: "string", AnyOf: []*oaSchema{{Format: "date-time"}, {Format: "date"}}, Examples: []any{"2026-01-02T15:04:05Z", "2026-01-02"}}),
+		"Since": query("since", "Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.",
+			&oaSchema{Type: "string", Pattern: oaPatternSince, Examples: []any{"2026-01-02T15:04:05Z", "2026-01-02T17:04:05.5+02:00", "2026-01-02"}}),
 		"PostSource": query("source", "Only posts whose `source` is exactly this label (see `/v1/sources`). An unknown label gives an empty page, not an error.",
 			text),
 		"FirehoseSource": query("source", "Only messages whose `source` contains this text, case-insensitive. `%` and `_` are literal characters, not wildcards.",
 			text),
-		"IncludeBody":    query("include_body", "Whether posts carry `body`."+booleans, boolean("true")),
-		"IncludeRaw":     query("include_raw", "Whether posts carry `raw`, the source payload."+booleans, boolean("false")),
-		"IncludeSummary": query("include_summary", "Whether messages carry `summary_ai`."+booleans, boolean("false")),
-		"Important":      query("important", "When true, only messages flagged `important`; false (or absent) means no filter."+booleans, boolean("false")),
+		"IncludeBody":    query("include_body", "Whether posts carry `body`."+booleans, boolean(true)),
+		"IncludeRaw":     query("include_raw", "Whether posts carry `raw`, the source payload."+booleans, boolean(false)),
+		"IncludeSummary": query("include_summary", "Whether messages carry `summary_ai`."+booleans, boolean(false)),
+		"Important":      query("important", "When true, only messages flagged `important`; false (or absent) means no filter."+booleans, boolean(false)),
 		"Pane": query("pane", "Only messages of this pane, written exactly; any other value gives 400 listing the panes.",
 			&oaSchema{Type: "string", Enum: oaPanes}),
 		"Asset": query("asset", "Comma-separated list of assets from BTC, ETH, SOL and HYPE, case-insensitive (`btc,ETH`); all assets when absent. Any other value gives 400.",
@@ -588,21 +617,18 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 	meta := oaProps{
 		"api_version": {Type: "string", Const: "v1", Description: "The API version, `v1`."},
 		"request_id":  {Type: "string", MinLength: oaPtr[int64](1), Description: "Unique id of the response, also in the `X-Request-Id` header."},
-		"tier":        {Type: []string{"string", "null"}, Enum: oaTiers, Description: "The tier of the key; null where no valid key was given."},
+		"tier":        {AnyOf: []*oaSchema{oaRef("Tier"), {Type: "null"}}, Description: "The tier of the key; null where no valid key was given."},
 	}
 	s := map[string]*oaSchema{
 		"Meta": oaObject("Facts about the response.", meta, "api_version", "request_id", "tier"),
+		"Tier": {Type: "string", Enum: oaTiers, Description: "The tier of an API key."},
 		"Pagination": {
-			Description: "Where the next, older page starts. On the last page `has_more` is false and `next_cursor` null.",
+			Description: "Where the next, older page starts. While `has_more` is true, `next_cursor` is a non-empty string; on the last page `has_more` is false and `next_cursor` null.",
 			Type:        "object", AdditionalProperties: oaPtr(false),
 			Required: []string{"next_cursor", "has_more"},
 			Properties: oaProps{
-				"next_cursor": {Type: []string{"string", "null"}, Description: "Pass as `cursor` to get the next page; null on the last page."},
+				"next_cursor": {Type: []string{"string", "null"}, MinLength: oaPtr[int64](1), Description: "Pass as `cursor` to get the next page; null on the last page (when `has_more` is false)."},
 				"has_more":    {Type: "boolean", Description: "Whether an older page follows."},
-			},
-			OneOf: []*oaSchema{
-				{Properties: oaProps{"has_more": {Const: true}, "next_cursor": {Type: "string", MinLength: oaPtr[int64](1)}}},
-				{Properties: oaProps{"has_more": {Const: false}, "next_cursor": {Type: "null"}}},
 			},
 		},
 		"Error": oaObject("What went wrong.", oaProps{
@@ -623,7 +649,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"url":                 oaNullableURL("Permalink in the messaging channel."),
 			"original_source_url": oaNullableURL("The original article or tweet."),
 			"created_at":          oaDateTime("Creation time."),
-			"raw":                 {Type: "object", Description: "The source payload as stored; present only with `include_raw=true`."},
+			"raw":                 {Type: "object", AdditionalProperties: oaPtr(true), Description: "The source payload as stored (an object of any JSON values); present only with `include_raw=true`."},
 		}, "uid", "id", "source", "username", "url", "original_source_url", "created_at"),
 		"BriefSummary": oaObject("A weekly brief in list form, without its Markdown.", oaBriefProps(false),
 			"uid", "id", "week_start", "week_end", "post_count", "created_at"),
@@ -660,16 +686,15 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 		"GraphQLRequest": {Type: "object", Description: "A GraphQL request (GraphQL over HTTP).", Required: []string{"query"}, Properties: oaProps{
 			"query":         {Type: "string", Description: "The GraphQL document."},
 			"operationName": {Type: []string{"string", "null"}, Description: "The operation to run when the document holds several."},
-			"variables":     {Type: []string{"object", "null"}, Description: "Values of the operation's variables."},
-			"extensions":    {Type: []string{"object", "null"}, Description: "Protocol extensions."},
+			"variables":     {Type: []string{"object", "null"}, AdditionalProperties: oaPtr(true), Description: "Values of the operation's variables, by name."},
+			"extensions":    {Type: []string{"object", "null"}, AdditionalProperties: oaPtr(true), Description: "Protocol extensions."},
 		}},
 		"GraphQLResponse": {
-			Type: "object", Description: "A GraphQL response (GraphQL over HTTP): `data`, `errors` or both.",
-			AnyOf: []*oaSchema{{Required: []string{"data"}}, {Required: []string{"errors"}}},
+			Type: "object", Description: "A GraphQL response (GraphQL over HTTP): `data`, `errors` or both (never neither).",
 			Properties: oaProps{
-				"data":       {Type: []string{"object", "null"}, Description: "The result; null or absent when the request was refused before execution."},
+				"data":       {Type: []string{"object", "null"}, AdditionalProperties: oaPtr(true), Description: "The result, shaped by the query; null or absent when the request was refused before execution."},
 				"errors":     {Type: "array", Items: oaRef("GraphQLError"), Description: "What went wrong, if anything."},
-				"extensions": {Type: "object", Description: "Protocol extensions (e.g. complexity)."},
+				"extensions": {Type: "object", AdditionalProperties: oaPtr(true), Description: "Protocol extensions (e.g. complexity)."},
 			},
 		},
 		"GraphQLError": {Type: "object", Description: "A GraphQL error.", Required: []string{"message"}, Properties: oaProps{
@@ -677,8 +702,9 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"locations": {Type: "array", Items: &oaSchema{Type: "object", Properties: oaProps{
 				"line": {Type: "integer"}, "column": {Type: "integer"},
 			}}},
-			"path": {Type: "array", Items: &oaSchema{Type: []string{"string", "integer"}}},
-			"extensions": {Type: "object", Properties: oaProps{
+			"path": {Type: "array", Description: "Where in `data` the error happened.",
+				Items: &oaSchema{Description: "A field name (a string) or a list index (an integer)."}},
+			"extensions": {Type: "object", AdditionalProperties: oaPtr(true), Properties: oaProps{
 				"code": {Type: "string", Description: "A REST error code (`bad_request`, `not_found`, `forbidden_tier`, …) or one of the GraphQL server's own (`GRAPHQL_VALIDATION_FAILED`, …)."},
 			}},
 		}},
@@ -720,16 +746,6 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 	s["BriefResponse"] = oaEnvelope(oaRef("Brief"), false, "Meta")
 	s["FirehosePage"] = oaEnvelope(&oaSchema{Type: "array", Items: oaRef("FirehoseMessage")}, true, "Meta")
 	s["SourcesResponse"] = oaEnvelope(oaRef("Sources"), false, "Meta")
-
-	// One error envelope per code: the generic one with its code fixed.
-	for _, e := range oaErrors {
-		s["Error"+e.component] = &oaSchema{
-			Description: fmt.Sprintf("The error envelope with code `%s`.", e.code),
-			AllOf: []*oaSchema{oaRef("ErrorEnvelope"), {Properties: oaProps{
-				"error": {Properties: oaProps{"code": {Const: string(e.code)}}},
-			}}},
-		}
-	}
 	return s
 }
 
@@ -791,13 +807,14 @@ func oaNullableURL(description string) *oaSchema {
 	return &oaSchema{Type: []string{"string", "null"}, Format: "uri", Description: description}
 }
 
-// oaMoney is an amount of US dollars. multipleOf 0.01 is exact in validators
-// that compare decimals (libopenapi-validator's jsonschema uses big.Rat);
-// plain notation cannot be expressed in JSON Schema and is checked by the
-// contract tests.
+// oaMoney is an amount of US dollars: a double, which holds every amount
+// served to the cent (15 significant digits). "At most two decimals" is said
+// in words, not as multipleOf 0.01, which validators comparing binary
+// floating point refuse for most amounts; it and plain notation are checked
+// by the contract tests.
 func oaMoney(description string) *oaSchema {
-	return &oaSchema{Type: "number", MultipleOf: oaPtr(0.01),
-		Description: description + " Raw US dollars in plain decimal notation (never exponent notation), exact to the cent."}
+	return &oaSchema{Type: "number", Format: "double",
+		Description: description + " Raw US dollars in plain decimal notation (never exponent notation) with at most two decimals, exact to the cent; a 64-bit float (double) holds it exactly to the cent."}
 }
 
 func oaErrorCodes() []any {

@@ -24,8 +24,8 @@ func oaETFSummarySchemas(s map[string]*oaSchema) {
 		return oaObject("", p, append(req, required...)...)
 	}
 	s["EtfPeriod"] = oaObject("The net flows of a period, summed over its days that have a figure.", oaProps{
-		"net_inflow": {Type: []string{"number", "null"}, MultipleOf: oaPtr(0.01),
-			Description: "Sum of the period's net flows in raw US dollars, plain decimal notation, exact to the cent; null when no day of the period has a figure (missing days are never zeros)."},
+		"net_inflow": {Type: []string{"number", "null"}, Format: "double",
+			Description: "Sum of the period's net flows in raw US dollars, plain decimal notation with at most two decimals, exact to the cent; null when no day of the period has a figure (missing days are never zeros)."},
 		"days": {Type: "integer", Minimum: oaPtr[int64](0), Description: "Number of trading days with a figure in the period (fewer than 7 or 30 for an asset that started within the window)."},
 		"from": {Type: []string{"string", "null"}, Format: "date", Description: "The earliest of those days; null when there is none."},
 	}, "net_inflow", "days", "from")
@@ -45,5 +45,5 @@ func oaETFSummarySchemas(s map[string]*oaSchema) {
 		"total":  oaRef("EtfSummaryTotal"),
 		"assets": {Type: "array", Items: oaRef("EtfAssetSummary"), Description: "One entry per selected asset that has flows, in the order BTC, ETH, SOL, HYPE."},
 	}, "as_of", "total", "assets")
-	s["EtfSummaryResponse"] = oaEnvelope(&oaSchema{OneOf: []*oaSchema{oaRef("EtfSummary"), {Type: "null", Description: "The selected assets have no flows."}}}, false, "EtfMeta")
+	s["EtfSummaryResponse"] = oaEnvelope(&oaSchema{AnyOf: []*oaSchema{oaRef("EtfSummary"), {Type: "null"}}, Description: "The summary; null when the selected assets have no flows."}, false, "EtfMeta")
 }

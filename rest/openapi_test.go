@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -256,13 +257,21 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	}
 	responses := at(t, m, "components", "responses").(map[string]any)
 	for path, item := range paths {
-		for method, op := range item.(map[string]any) {
+		methods := item.(map[string]any)
+		if _, ok := methods["head"]; ok == (path == "/graphql") {
+			t.Errorf("%s: HEAD documented %v, but it is answered on every path but /graphql", path, ok)
+		}
+		for method, op := range methods {
 			name := strings.ToUpper(method) + " " + path
 			rs := op.(map[string]any)["responses"].(map[string]any)
-			want := []string{"200", "400", "401", "402", "403", "429", "500"}
+			if method == "head" {
+				checkHeadMirrorsGet(t, path, op.(map[string]any), methods["get"].(map[string]any), responses)
+				continue
+			}
+			want := []string{"200", "400", "401", "402", "403", "405", "429", "500"}
 			switch {
 			case open[path]:
-				want = []string{"200", "304", "400", "429", "500"}
+				want = []string{"200", "304", "400", "405", "429", "500"}
 			case path != "/graphql":
 				want = append(want, "304")
 			}
@@ -299,15 +308,28 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 			}
 		}
 	}
+	// One Error schema, its code an enum of every code, behind every error
+	// response; no per-status variants for generators to trip on.
+	codes := at(t, m, "components", "schemas", "Error", "properties", "code", "enum").([]any)
+	if got := at(t, m, "components", "schemas", "Error", "properties", "message", "type"); got != "string" {
+		t.Errorf("Error.message: type %v, want string", got)
+	}
+	if got := at(t, m, "components", "schemas", "ErrorEnvelope", "properties", "error", "$ref"); got != "#/components/schemas/Error" {
+		t.Errorf("ErrorEnvelope.error: got %v, want the Error schema", got)
+	}
+	for name := range at(t, m, "components", "schemas").(map[string]any) {
+		if strings.HasPrefix(name, "Error") && name != "Error" && name != "ErrorEnvelope" {
+			t.Errorf("schema %s: every error response must use the one ErrorEnvelope", name)
+		}
+	}
 	for _, e := range oaErrors {
 		r := at(t, responses, e.component).(map[string]any)
 		schema := at(t, r, "content", oaMediaJSON, "schema", "$ref")
-		if schema != "#/components/schemas/Error"+e.component {
-			t.Errorf("response %s: schema %v", e.component, schema)
+		if schema != "#/components/schemas/ErrorEnvelope" {
+			t.Errorf("response %s: schema %v, want the ErrorEnvelope", e.component, schema)
 		}
-		code := at(t, m, "components", "schemas", "Error"+e.component, "allOf").([]any)[1]
-		if got := at(t, code, "properties", "error", "properties", "code", "const"); got != string(e.code) {
-			t.Errorf("schema Error%s: code %v, want %s", e.component, got, e.code)
+		if !slices.Contains(codes, any(string(e.code))) {
+			t.Errorf("Error.code: enum %v has no %s", codes, e.code)
 		}
 		headers := r["headers"].(map[string]any)
 		for status, header := range map[string]string{"401": "WWW-Authenticate", "405": "Allow", "429": "Retry-After"} {
@@ -321,6 +343,35 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	}
 	if s := at(t, m, "components", "securitySchemes", "bearerAuth").(map[string]any); s["type"] != "http" || s["scheme"] != "bearer" {
 		t.Errorf("bearerAuth: got %v, want http bearer", s)
+	}
+}
+
+// checkHeadMirrorsGet holds HEAD of path to GET's parameters and statuses,
+// with each status's headers and no body.
+func checkHeadMirrorsGet(t *testing.T, path string, head, get, components map[string]any) {
+	t.Helper()
+	if got, want := fmt.Sprint(head["parameters"]), fmt.Sprint(get["parameters"]); got != want {
+		t.Errorf("HEAD %s: parameters %s, GET has %s", path, got, want)
+	}
+	hr, gr := head["responses"].(map[string]any), get["responses"].(map[string]any)
+	if got, want := slices.Sorted(maps.Keys(hr)), slices.Sorted(maps.Keys(gr)); !slices.Equal(got, want) {
+		t.Errorf("HEAD %s: statuses %v, GET has %v", path, got, want)
+	}
+	for status, r := range gr {
+		g := r.(map[string]any)
+		if ref, ok := g["$ref"].(string); ok {
+			g = components[strings.TrimPrefix(ref, "#/components/responses/")].(map[string]any)
+		}
+		h, _ := hr[status].(map[string]any)
+		if h == nil {
+			continue
+		}
+		if h["content"] != nil {
+			t.Errorf("HEAD %s %s: documents a body", path, status)
+		}
+		if got, want := fmt.Sprint(h["headers"]), fmt.Sprint(g["headers"]); got != want {
+			t.Errorf("HEAD %s %s: headers %s, GET has %s", path, status, got, want)
+		}
 	}
 }
 
@@ -369,11 +420,24 @@ func TestOpenAPIParameters(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"IncludeBody", "IncludeRaw", "IncludeSummary", "Important"} {
-		match(schema(p)["pattern"].(string),
-			[]string{"true", "false", "TRUE", "False", "1", "0", "tRuE"},
-			[]string{"", "yes", "no", "2", "01", "truee", " true", "t"})
+	// Booleans are booleans to generators (bool, not *string); the server's
+	// extra spellings (1, 0, TRUE) are in words and in params_test.go.
+	for p, def := range map[string]bool{"IncludeBody": true, "IncludeRaw": false, "IncludeSummary": false, "Important": false} {
+		if s := schema(p); s["type"] != "boolean" || s["default"] != def || s["pattern"] != nil {
+			t.Errorf("%s: got %v, want a boolean defaulting to %v", p, s, def)
+		}
 	}
+	// since is one string schema whose pattern takes every since the server
+	// takes (its shape; the server also checks the calendar).
+	since := schema("Since")
+	if since["type"] != "string" || since["anyOf"] != nil || since["format"] != nil {
+		t.Errorf("Since: got %v, want one string schema with a pattern", since)
+	}
+	match(since["pattern"].(string),
+		[]string{"2026-01-02", "2026-01-02T15:04:05Z", "2026-01-02T15:04:05.123Z", "2026-01-02T15:04:05.123456789Z",
+			"2026-01-02T15:04:05+02:00", "2026-01-02T15:04:05-23:59", "9999-12-31T23:59:59-01:00", "2026-01-02T15:04:05.5+05:30"},
+		[]string{"", "2026-01-02T15:04:05", "2026-01-02 15:04:05Z", "2026-01-02T15:04Z", "2026-01-02T15:04:05,5Z",
+			"2026-1-2", "20260102", "2026-01-02T15:04:05+0200", "2026-01-02T15:04:05.Z", "yesterday"})
 	match(schema("Asset")["pattern"].(string),
 		[]string{"BTC", "btc", "btc,ETH", "BTC,ETH,SOL,HYPE", "hype , sol", "BTC,BTC"},
 		[]string{"", "XRP", "BTC,", ",BTC", "BTC;ETH", "BTCETH"})
@@ -404,12 +468,20 @@ func TestOpenAPIEnumsMatchTheGraphQLSchema(t *testing.T) {
 	}
 }
 
-// multipleOf 0.01 must hold for every amount in cents, which a validator
-// comparing binary floating point gets wrong (1234567.89 / 0.01 is not an
-// integer in float64). libopenapi-validator's jsonschema compares decimals
-// exactly; this pins that.
-func TestOpenAPIMoneyMultipleOf(t *testing.T) {
+// Money is a double with at most two decimals said in words: no multipleOf,
+// which validators comparing binary floating point (Ajv) refuse for most
+// amounts in cents (1234567.89 / 0.01 is not an integer in float64). Every
+// amount in cents passes; more decimals are refused by the contract tests.
+func TestOpenAPIMoney(t *testing.T) {
 	doc := testDoc(t, openAPITestOptions)
+	m := decodeDoc(t, doc)
+	for _, field := range []string{"net_inflow", "cum_net_inflow", "net_assets", "value_traded"} {
+		s := at(t, m, "components", "schemas", "EtfFlow", "properties", field).(map[string]any)
+		if s["type"] != "number" || s["format"] != "double" || s["multipleOf"] != nil ||
+			!strings.Contains(s["description"].(string), "at most two decimals") {
+			t.Errorf("EtfFlow.%s: got %v, want a double with at most two decimals in words", field, s)
+		}
+	}
 	c, err := contractFor(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -431,8 +503,8 @@ func TestOpenAPIMoneyMultipleOf(t *testing.T) {
 	for _, a := range []string{"0.001", "1234567.891", "-0.075"} {
 		e := flows(a)
 		problems := c.check(e.req, e.resp, e.body)
-		if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "multipleOf") }) {
-			t.Errorf("net_inflow %s: the schema's multipleOf did not refuse it: %q", a, problems)
+		if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "at most two decimals") }) {
+			t.Errorf("net_inflow %s: the contract did not refuse it: %q", a, problems)
 		}
 	}
 }

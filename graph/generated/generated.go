@@ -179,14 +179,14 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Brief          func(childComplexity int, id int) int
+		Brief          func(childComplexity int, id int64) int
 		Briefs         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		EtfFlows       func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
 		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
 		EtfSummary     func(childComplexity int, assets []db.Asset) int
 		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) int
 		Health         func(childComplexity int) int
-		Post           func(childComplexity int, id int) int
+		Post           func(childComplexity int, id int64) int
 		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time) int
 		Sources        func(childComplexity int) int
 	}
@@ -213,9 +213,9 @@ type PostResolver interface {
 }
 type QueryResolver interface {
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time) (*model.PostConnection, error)
-	Post(ctx context.Context, id int) (*db.Post, error)
+	Post(ctx context.Context, id int64) (*db.Post, error)
 	Briefs(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BriefConnection, error)
-	Brief(ctx context.Context, id int) (*db.Brief, error)
+	Brief(ctx context.Context, id int64) (*db.Brief, error)
 	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseConnection, error)
 	Sources(ctx context.Context) (*model.Sources, error)
 	EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error)
@@ -783,7 +783,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Brief(childComplexity, args["id"].(int)), true
+		return e.ComplexityRoot.Query.Brief(childComplexity, args["id"].(int64)), true
 	case "Query.briefs":
 		if e.ComplexityRoot.Query.Briefs == nil {
 			break
@@ -856,7 +856,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(int)), true
+		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(int64)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -996,6 +996,17 @@ scalar Money
 """An arbitrary JSON object, passed through as stored."""
 scalar JSON
 
+"""
+A signed 64-bit integer (-9223372036854775808 to 9223372036854775807): the
+type of every id, because GraphQL's ` + "`" + `Int` + "`" + ` is 32-bit and clients such as
+graphql-js refuse an ` + "`" + `Int` + "`" + ` above 2147483647. Written as a JSON number, as
+` + "`" + `Int` + "`" + ` is; as input it takes an integer literal (` + "`" + `post(id: 2147483648)` + "`" + `), a
+JSON number without fraction or exponent, or a string of decimal digits
+(` + "`" + `"2147483648"` + "`" + `). The service's ids are at most 2^53-1 (9007199254740991),
+so JavaScript numbers hold them exactly.
+"""
+scalar Int64
+
 """One of the fixed partitions of the firehose."""
 enum Pane {
   "General news outlets."
@@ -1050,7 +1061,7 @@ type Query {
   ): PostConnection!
 
   "One curated post; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
-  post("Numeric id of the post." id: Int!): Post
+  post("Numeric id of the post." id: Int64!): Post
 
   "Weekly briefs, newest first (by ` + "`" + `id` + "`" + `). Paging works as on ` + "`" + `posts` + "`" + `."
   briefs(
@@ -1065,7 +1076,7 @@ type Query {
   ): BriefConnection!
 
   "One weekly brief with its Markdown; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
-  brief("Numeric id of the brief." id: Int!): Brief
+  brief("Numeric id of the brief." id: Int64!): Brief
 
   "Firehose messages, newest first (by ` + "`" + `id` + "`" + `). Paging works as on ` + "`" + `posts` + "`" + `."
   firehose(
@@ -1129,7 +1140,7 @@ type Post {
   "Stable identifier across sessions, ` + "`" + `cp_<id>` + "`" + `."
   uid: String!
   "Numeric id; newer posts have larger ids."
-  id: Int!
+  id: Int64!
   "Source label, e.g. a channel name or a data publisher label."
   source: String!
   "Author or channel handle."
@@ -1153,7 +1164,7 @@ type Brief {
   "Stable identifier across sessions, ` + "`" + `wb_<id>` + "`" + `."
   uid: String!
   "Numeric id; newer briefs have larger ids."
-  id: Int!
+  id: Int64!
   "First day of the week (Monday)."
   weekStart: Date!
   "Last day of the week (Sunday), inclusive."
@@ -1186,7 +1197,7 @@ type FirehoseMessage {
   "Stable identifier across sessions, ` + "`" + `tm_<id>` + "`" + `."
   uid: String!
   "Numeric id; newer messages have larger ids."
-  id: Int!
+  id: Int64!
   "The pane the message belongs to."
   pane: Pane!
   "Upstream source key."
@@ -1862,8 +1873,8 @@ func (ec *executionContext) field_Query_brief_args(ctx context.Context, rawArgs 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNInt2int(ctx, v)
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt642int64(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2050,8 +2061,8 @@ func (ec *executionContext) field_Query_post_args(ctx context.Context, rawArgs m
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNInt2int(ctx, v)
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt642int64(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2210,14 +2221,14 @@ func (ec *executionContext) _Brief_id(ctx context.Context, field graphql.Collect
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNInt642int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Brief_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Brief", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Brief", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _Brief_weekStart(ctx context.Context, field graphql.CollectedField, obj *db.Brief) (ret graphql.Marshaler) {
@@ -3433,14 +3444,14 @@ func (ec *executionContext) _FirehoseMessage_id(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNInt642int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_FirehoseMessage_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _FirehoseMessage_pane(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
@@ -3985,14 +3996,14 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNInt642int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _Post_source(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
@@ -4393,7 +4404,7 @@ func (ec *executionContext) _Query_post(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Post(ctx, fc.Args["id"].(int))
+			return ec.Resolvers.Query().Post(ctx, fc.Args["id"].(int64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *db.Post) graphql.Marshaler {
@@ -4481,7 +4492,7 @@ func (ec *executionContext) _Query_brief(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Brief(ctx, fc.Args["id"].(int))
+			return ec.Resolvers.Query().Brief(ctx, fc.Args["id"].(int64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *db.Brief) graphql.Marshaler {
@@ -9729,14 +9740,14 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
-	res, err := graphql.UnmarshalInt64(v)
+func (ec *executionContext) unmarshalNInt642int64(ctx context.Context, v any) (int64, error) {
+	res, err := scalar.UnmarshalInt64(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+func (ec *executionContext) marshalNInt642int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalInt64(v)
+	res := scalar.MarshalInt64(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

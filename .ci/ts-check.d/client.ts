@@ -1,0 +1,128 @@
+// A small, natural client of feedapi written against the types that
+// openapi-typescript generates from the served document, typechecked under
+// --strict and run against a live server; every response is validated
+// with Ajv (JSON Schema 2020-12, with formats). Run by .ci/ts-check.
+import createClient from "openapi-fetch";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import * as formats from "ajv-formats";
+import { buildClientSchema, getIntrospectionQuery, parse, validate, type IntrospectionQuery } from "graphql";
+import { readFileSync } from "node:fs";
+import type { components, paths } from "./api.js";
+
+const base = process.env.BASE!;
+const key = process.env.KEY!;
+const internalKey = process.env.INTERNAL_KEY!;
+
+// The document's schemas as one JSON Schema 2020-12 resource.
+const doc = JSON.parse(readFileSync("openapi.json", "utf8"));
+const defs = JSON.parse(JSON.stringify(doc.components.schemas).replaceAll("#/components/schemas/", "#/$defs/"));
+const ajv = new Ajv2020({ allErrors: true });
+// ajv-formats is CommonJS: its function is the default export of the namespace.
+const addFormats = (formats as unknown as { default: (a: Ajv2020) => Ajv2020 }).default;
+addFormats(ajv);
+ajv.addFormat("int64", true); // OpenAPI's own formats: the type says it all
+ajv.addFormat("double", true);
+ajv.addSchema({ $id: "feedapi", $defs: defs });
+let checked = 0;
+function check(schema: string, body: unknown): void {
+  const v = ajv.getSchema(`feedapi#/$defs/${schema}`);
+  if (!v) throw new Error(`no schema ${schema}`);
+  if (!v(body)) throw new Error(`${schema}: Ajv refuses a real response: ${ajv.errorsText(v.errors)}\n${JSON.stringify(body).slice(0, 400)}`);
+  checked++;
+}
+
+const api = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${key}` } });
+type Post = components["schemas"]["Post"];
+type Tier = components["schemas"]["Tier"];
+
+async function main(): Promise<void> {
+  // Walk three pages of posts with their raw payloads.
+  const seen: Post[] = [];
+  let cursor: string | undefined;
+  for (let i = 0; i < 3; i++) {
+    const { data: page, error } = await api.GET("/v1/posts", { params: { query: { limit: 20, include_raw: true, cursor } } });
+    if (error) throw new Error(`posts: ${error.error.code}: ${error.error.message}`);
+    check("PostsPage", page);
+    for (const p of page.data) {
+      const chat = p.raw?.chat; // raw is an object of unknown values
+      if (chat === undefined) throw new Error(`post ${p.id} has no raw.chat`);
+      seen.push(p);
+    }
+    const tier: Tier | null = page.meta.tier;
+    if (tier !== "free") throw new Error(`tier ${tier}`);
+    if (!page.pagination.has_more) break;
+    cursor = page.pagination.next_cursor ?? undefined;
+  }
+  if (seen.length !== 60) throw new Error(`walked ${seen.length} posts, want 60`);
+
+  const one = await api.GET("/v1/posts/{id}", { params: { path: { id: seen[0].id } } });
+  if (one.error || one.data.data.id !== seen[0].id) throw new Error("one post");
+  check("PostResponse", one.data);
+
+  const briefs = await api.GET("/v1/briefs", { params: { query: { limit: 2 } } });
+  if (briefs.error) throw new Error(briefs.error.error.message);
+  check("BriefsPage", briefs.data);
+  const brief = await api.GET("/v1/briefs/{id}", { params: { path: { id: briefs.data.data[0].id } } });
+  if (brief.error) throw new Error(brief.error.error.message);
+  check("BriefResponse", brief.data);
+  const markdown: string = brief.data.data.content;
+
+  const fire = await api.GET("/v1/firehose", { params: { query: { pane: "crypto", important: true, include_summary: true, limit: 10 } } });
+  if (fire.error) throw new Error(fire.error.error.message);
+  check("FirehosePage", fire.data);
+  for (const m of fire.data.data) if (!m.important || m.pane !== "crypto") throw new Error(`firehose filter: ${m.id}`);
+
+  const sources = await api.GET("/v1/sources");
+  if (sources.error) throw new Error(sources.error.error.message);
+  check("SourcesResponse", sources.data);
+
+  const latest = await api.GET("/v1/etf-flows/latest");
+  if (latest.error) throw new Error(latest.error.error.message);
+  check("EtfFlowsResponse", latest.data);
+  const flows = await api.GET("/v1/etf-flows", { params: { query: { asset: "btc,eth", limit: 30 } } });
+  if (flows.error) throw new Error(flows.error.error.message);
+  check("EtfFlowsResponse", flows.data);
+  for (const flow of flows.data.data) {
+    const text = flow.cum_net_inflow.toFixed(2); // a double holds it to the cent
+    if (Number(text) !== flow.cum_net_inflow) throw new Error(`cum_net_inflow ${flow.cum_net_inflow} is not exact in cents`);
+  }
+
+  const health = await createClient<paths>({ baseUrl: base }).GET("/v1/health");
+  if (health.error) throw new Error("health");
+  check("HealthResponse", health.data);
+  if (health.data.meta.tier !== null) throw new Error("health has a tier");
+
+  // Errors carry their message.
+  const bad = await api.GET("/v1/posts", { params: { query: { limit: 500 } } });
+  if (!bad.error) throw new Error("limit=500 was accepted");
+  check("ErrorEnvelope", bad.error);
+  const code: components["schemas"]["Error"]["code"] = bad.error.error.code;
+  if (code !== "bad_request" || !bad.error.error.message.includes("limit")) throw new Error(`limit=500: ${bad.error.error.message}`);
+  const missing = await api.GET("/v1/posts/{id}", { params: { path: { id: 9007199254740991 } } });
+  if (missing.response.status !== 404 || !missing.error) throw new Error("missing post");
+  check("ErrorEnvelope", missing.error);
+
+  // GraphQL: graphql-js, with the schema the server introspects, takes an
+  // id above 2^31 (Int64, not Int), and the server answers it.
+  const gql = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${internalKey}` } });
+  const intro = await gql.POST("/graphql", { body: { query: getIntrospectionQuery() } });
+  if (intro.error || !intro.data.data) throw new Error("introspection");
+  check("GraphQLResponse", intro.data);
+  const schema = buildClientSchema(intro.data.data as unknown as IntrospectionQuery);
+  const query = "query ($id: Int64!) { post(id: 2147483648) { id } again: post(id: $id) { id source } }";
+  const problems = validate(schema, parse(query));
+  if (problems.length > 0) throw new Error(`graphql-js refuses ${query}: ${problems.map((p) => p.message).join("; ")}`);
+  const run = await gql.POST("/graphql", { body: { query, variables: { id: seen[0].id } } });
+  if (run.error || !run.data.data) throw new Error("GraphQL query");
+  check("GraphQLResponse", run.data);
+  const again = run.data.data.again as { id: number } | null;
+  if (again?.id !== seen[0].id) throw new Error(`GraphQL post ${JSON.stringify(run.data)}`);
+
+  console.log(`ts-check: ${checked} responses valid under Ajv 2020-12; ${seen.length} posts walked; brief of ${markdown.length} bytes; ` +
+    `graphql-js takes post(id: 2147483648)`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
