@@ -28,6 +28,41 @@
 // something else.
 //
 // Run from package graph by go generate.
+//
+// # Upgrading gqlgen
+//
+// gqlgen is pinned in go.mod (v0.17.95). To move to another version:
+//
+//  1. go get github.com/99designs/gqlgen@vX.Y.Z (and gqlparser if it asks).
+//  2. go test ./graph/internal/codegen: TestPatchesApplyToGqlgen applies
+//     every patch to the new templates and parses them. A failure names
+//     the template and the anchor that no longer occurs exactly once: read
+//     the new template around where the anchor was, and move the anchor
+//     (objectAnchor, listAnchor, enumAnchor, responseAnchor) to the line
+//     that does the same thing now: where an object's fields are
+//     collected, where a list of objects is marshalled element by element,
+//     where an enum input is looked up, where the first response is
+//     marshalled into a buffer.
+//  3. Check the facts plainField relies on, in codegen.Field and
+//     config.TypeReference (IsResolver, Args, HasDirectives, IsBatch,
+//     Stream, HasHaser, VOkFunc, IsMethod, MethodHasContext, NoErr,
+//     IsVariable, IsSlice, IsPtrToPtr, IsContext, IsMarshaler, IsNilable):
+//     a new way for a field to need gqlgen's path (a new kind of
+//     directive, a new resolver option) must make plainField false.
+//  4. go generate ./graph/ (it rebuilds the graph packages itself), then
+//     go test ./graph/... ./rest/...: graph/plain_test.go compares plain
+//     objects with gqlgen's own path on the same operations, errors, nulls
+//     and @defer included; the goldens of the schema must not change.
+//  5. go test ./rest -run '^$' -bench 'EndToEnd|Endpoints' -benchmem, to
+//     see that the cheap path is still taken (allocations per request).
+//
+// No supported gqlgen mechanism replaces the patches at no cost: a field
+// middleware (AroundFields) still runs per field inside gqlgen's field
+// machinery, after the field context and closures it is meant to avoid
+// are made; batch resolvers (IsBatch) replace resolver calls, not the
+// marshalling of struct fields, which is what costs here; worker_limit
+// bounds the goroutines of a list but still starts them. The generated
+// code stays gqlgen's in every other respect.
 package main
 
 import (
