@@ -523,8 +523,9 @@ func oaHeaderDefs(o OpenAPIOptions) map[string]*oaHeader {
 		"Retry-After": header("Seconds to wait before retrying: 60.", integer(1)),
 		"WWW-Authenticate": header("The challenge of the bearer scheme.",
 			&oaSchema{Type: "string", Const: `Bearer realm="feedapi"`}),
-		"Allow":       header("The methods the path takes.", &oaSchema{Type: "string", Enum: []any{"GET, HEAD", "GET, POST"}}),
-		hPollInterval: oaPollIntervalHeader(),
+		"Allow": header("The methods the path takes.", &oaSchema{Type: "string", Enum: []any{"GET, HEAD", "GET, POST"}}),
+
+		hPollInterval: oaPollIntervalHeader(), // openapi_poll.go
 	}
 }
 
