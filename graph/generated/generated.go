@@ -5267,7 +5267,9 @@ var briefEdgeImplementors = []string{"BriefEdge"}
 func (ec *executionContext) _BriefEdge(ctx context.Context, sel ast.SelectionSet, obj *model.BriefEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors)
 	if plainSelectionBriefEdge(fields) && plainValueBriefEdge(fields, obj) {
-		return &plainBriefEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNestedBriefEdge(fields); ok && plainNestedValueBriefEdge(fields, nested, obj) {
+			return &plainBriefEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -5475,7 +5477,9 @@ var firehoseEdgeImplementors = []string{"FirehoseEdge"}
 func (ec *executionContext) _FirehoseEdge(ctx context.Context, sel ast.SelectionSet, obj *model.FirehoseEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors)
 	if plainSelectionFirehoseEdge(fields) && plainValueFirehoseEdge(fields, obj) {
-		return &plainFirehoseEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNestedFirehoseEdge(fields); ok && plainNestedValueFirehoseEdge(fields, nested, obj) {
+			return &plainFirehoseEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -5916,7 +5920,9 @@ var postEdgeImplementors = []string{"PostEdge"}
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PostEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
 	if plainSelectionPostEdge(fields) && plainValuePostEdge(fields, obj) {
-		return &plainPostEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNestedPostEdge(fields); ok && plainNestedValuePostEdge(fields, nested, obj) {
+			return &plainPostEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -6380,7 +6386,9 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 	if plainSelection__Field(fields) && plainValue__Field(fields, obj) {
-		return &plain__Field{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNested__Field(fields); ok && plainNestedValue__Field(fields, nested, obj) {
+			return &plain__Field{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -6446,7 +6454,9 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 	if plainSelection__InputValue(fields) && plainValue__InputValue(fields, obj) {
-		return &plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNested__InputValue(fields); ok && plainNestedValue__InputValue(fields, nested, obj) {
+			return &plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -6699,6 +6709,8 @@ type plainBrief struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.Brief
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -6749,7 +6761,7 @@ func plainSelectionBriefEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor":
+		case "__typename", "cursor", "node":
 		default:
 			return false
 		}
@@ -6764,6 +6776,42 @@ func plainValueBriefEdge(fields []graphql.CollectedField, obj *model.BriefEdge) 
 	return true
 }
 
+// plainNestedBriefEdge collects the sub-selections of the nested plain
+// fields selected of a BriefEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedBriefEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, briefImplementors)
+			if !plainSelectionBrief(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueBriefEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueBriefEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.BriefEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueBrief(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plainBriefEdge writes the selected fields of a BriefEdge whose selection
 // is plain.
 type plainBriefEdge struct {
@@ -6771,6 +6819,8 @@ type plainBriefEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.BriefEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -6791,6 +6841,11 @@ func (p *plainBriefEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"BriefEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainBrief{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -6831,6 +6886,8 @@ type plainEtfFlow struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.EtfFlow
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -6885,7 +6942,7 @@ func plainSelectionFirehoseEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor":
+		case "__typename", "cursor", "node":
 		default:
 			return false
 		}
@@ -6900,6 +6957,42 @@ func plainValueFirehoseEdge(fields []graphql.CollectedField, obj *model.Firehose
 	return true
 }
 
+// plainNestedFirehoseEdge collects the sub-selections of the nested plain
+// fields selected of a FirehoseEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedFirehoseEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, firehoseMessageImplementors)
+			if !plainSelectionFirehoseMessage(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueFirehoseEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueFirehoseEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.FirehoseEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueFirehoseMessage(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plainFirehoseEdge writes the selected fields of a FirehoseEdge whose selection
 // is plain.
 type plainFirehoseEdge struct {
@@ -6907,6 +7000,8 @@ type plainFirehoseEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.FirehoseEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -6927,6 +7022,11 @@ func (p *plainFirehoseEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"FirehoseEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainFirehoseMessage{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -6967,6 +7067,8 @@ type plainFirehoseMessage struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.FirehoseMessage
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7087,6 +7189,8 @@ type plainHealth struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.Health
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7157,6 +7261,8 @@ type plainPageInfo struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.PageInfo
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7238,6 +7344,8 @@ type plainPost struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.Post
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7304,7 +7412,7 @@ func plainSelectionPostEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor":
+		case "__typename", "cursor", "node":
 		default:
 			return false
 		}
@@ -7319,6 +7427,42 @@ func plainValuePostEdge(fields []graphql.CollectedField, obj *model.PostEdge) bo
 	return true
 }
 
+// plainNestedPostEdge collects the sub-selections of the nested plain
+// fields selected of a PostEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedPostEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, postImplementors)
+			if !plainSelectionPost(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValuePostEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValuePostEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.PostEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValuePost(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plainPostEdge writes the selected fields of a PostEdge whose selection
 // is plain.
 type plainPostEdge struct {
@@ -7326,6 +7470,8 @@ type plainPostEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.PostEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7346,6 +7492,11 @@ func (p *plainPostEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"PostEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainPost{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -7386,6 +7537,8 @@ type plain__Directive struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Directive
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7454,6 +7607,8 @@ type plain__EnumValue struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.EnumValue
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7506,7 +7661,7 @@ func plainSelection__Field(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "deprecationReason", "description", "isDeprecated", "name":
+		case "__typename", "deprecationReason", "description", "isDeprecated", "name", "type":
 		default:
 			return false
 		}
@@ -7521,6 +7676,42 @@ func plainValue__Field(fields []graphql.CollectedField, obj *introspection.Field
 	return true
 }
 
+// plainNested__Field collects the sub-selections of the nested plain
+// fields selected of a __Field (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNested__Field(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, __TypeImplementors)
+			if !plainSelection__Type(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValue__Field reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValue__Field(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *introspection.Field) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			if v := obj.Type; v == nil || !plainValue__Type(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plain__Field writes the selected fields of a __Field whose selection
 // is plain.
 type plain__Field struct {
@@ -7528,6 +7719,8 @@ type plain__Field struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Field
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7562,6 +7755,11 @@ func (p *plain__Field) MarshalGQL(w io.Writer) {
 			b = scalar.AppendBoolean(b, obj.IsDeprecated())
 		case "name":
 			b = scalar.AppendString(b, obj.Name)
+		case "type":
+			w.Write(b)
+			nested := plain__Type{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Type}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -7580,7 +7778,7 @@ func plainSelection__InputValue(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "defaultValue", "deprecationReason", "description", "isDeprecated", "name":
+		case "__typename", "defaultValue", "deprecationReason", "description", "isDeprecated", "name", "type":
 		default:
 			return false
 		}
@@ -7595,6 +7793,42 @@ func plainValue__InputValue(fields []graphql.CollectedField, obj *introspection.
 	return true
 }
 
+// plainNested__InputValue collects the sub-selections of the nested plain
+// fields selected of a __InputValue (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNested__InputValue(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, __TypeImplementors)
+			if !plainSelection__Type(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValue__InputValue reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValue__InputValue(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *introspection.InputValue) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			if v := obj.Type; v == nil || !plainValue__Type(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plain__InputValue writes the selected fields of a __InputValue whose selection
 // is plain.
 type plain__InputValue struct {
@@ -7602,6 +7836,8 @@ type plain__InputValue struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.InputValue
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7642,6 +7878,11 @@ func (p *plain__InputValue) MarshalGQL(w io.Writer) {
 			b = scalar.AppendBoolean(b, obj.IsDeprecated())
 		case "name":
 			b = scalar.AppendString(b, obj.Name)
+		case "type":
+			w.Write(b)
+			nested := plain__Type{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Type}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -7682,6 +7923,8 @@ type plain__Schema struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Schema
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7746,6 +7989,8 @@ type plain__Type struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Type
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7935,14 +8180,16 @@ func (ec *executionContext) marshalNBriefEdge2githubᚗcomᚋfeedapiᚋfeedapi�
 
 func (ec *executionContext) marshalNBriefEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐBriefEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BriefEdge) graphql.Marshaler {
 	if fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors); plainSelectionBriefEdge(fields) {
+		nested, nestedOK := ec.plainNestedBriefEdge(fields)
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainBriefEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValueBriefEdge(fields, &v[i]) {
+			if plainValueBriefEdge(fields, &v[i]) && nestedOK && plainNestedValueBriefEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8138,14 +8385,16 @@ func (ec *executionContext) marshalNFirehoseEdge2githubᚗcomᚋfeedapiᚋfeedap
 
 func (ec *executionContext) marshalNFirehoseEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FirehoseEdge) graphql.Marshaler {
 	if fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors); plainSelectionFirehoseEdge(fields) {
+		nested, nestedOK := ec.plainNestedFirehoseEdge(fields)
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainFirehoseEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValueFirehoseEdge(fields, &v[i]) {
+			if plainValueFirehoseEdge(fields, &v[i]) && nestedOK && plainNestedValueFirehoseEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8456,14 +8705,16 @@ func (ec *executionContext) marshalNPostEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋ
 
 func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PostEdge) graphql.Marshaler {
 	if fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors); plainSelectionPostEdge(fields) {
+		nested, nestedOK := ec.plainNestedPostEdge(fields)
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainPostEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValuePostEdge(fields, &v[i]) {
+			if plainValuePostEdge(fields, &v[i]) && nestedOK && plainNestedValuePostEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8651,14 +8902,16 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
+		nested, nestedOK := ec.plainNested__InputValue(fields)
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__InputValue(fields, &v[i]) {
+			if plainValue__InputValue(fields, &v[i]) && nestedOK && plainNestedValue__InputValue(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -8997,14 +9250,16 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 		return graphql.Null
 	}
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors); plainSelection__Field(fields) {
+		nested, nestedOK := ec.plainNested__Field(fields)
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__Field, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__Field(fields, &v[i]) {
+			if plainValue__Field(fields, &v[i]) && nestedOK && plainNestedValue__Field(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -9039,14 +9294,16 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		return graphql.Null
 	}
 	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
+		nested, nestedOK := ec.plainNested__InputValue(fields)
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__InputValue(fields, &v[i]) {
+			if plainValue__InputValue(fields, &v[i]) && nestedOK && plainNestedValue__InputValue(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
