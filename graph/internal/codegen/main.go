@@ -11,7 +11,11 @@
 // rule). When every field a selection asks of an object is plain, the
 // generated code answers the object with a small value that writes those
 // fields straight from the Go value, and a list of such objects is marshalled
-// in one loop instead of one goroutine per element. Any other selection
+// in one loop instead of one goroutine per element. A nested plain field
+// (see nestedField), such as an edge's node, is written by the object's
+// plain value too when its own sub-selection is plain, so that
+// edges { cursor node { … } } costs what nodes { … } does; the
+// sub-selection is collected once per list. Any other selection
 // takes gqlgen's path unchanged, so errors, nulls, paths, resolvers,
 // dataloaders and @defer behave exactly as before. A plain object reads its
 // fields when the response is written, which gqlgen's executor does right
