@@ -19,7 +19,6 @@ func oaPolled(rs map[string]*oaResponse) map[string]*oaResponse {
 func oaPollIntervalHeader() *oaHeader {
 	lo := int64(minPollInterval)
 	return &oaHeader{
-		Required: true,
 		Description: "Hint: seconds a poller should wait before asking for this list again. The first page (no `cursor`) of each parameter set " +
 			"may be answered from a short-lived in-process cache: a write shows within this many seconds at most (sooner when the server " +
 			"learns of it); polling faster gains nothing, and a 304 for an unchanged page costs no rate limit.",

@@ -8179,15 +8179,18 @@ func (ec *executionContext) marshalNBriefEdge2githubᚗcomᚋfeedapiᚋfeedapi�
 }
 
 func (ec *executionContext) marshalNBriefEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐBriefEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BriefEdge) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors); plainSelectionBriefEdge(fields) {
-		nested, nestedOK := ec.plainNestedBriefEdge(fields)
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors)
+	if nested, ok := ec.plainNestedBriefEdge(fields); ok && plainSelectionBriefEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainBriefEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValueBriefEdge(fields, &v[i]) && nestedOK && plainNestedValueBriefEdge(fields, nested, &v[i]) {
+			if plainValueBriefEdge(fields, &v[i]) && plainNestedValueBriefEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				plain[i].nested = nested
 				ret[i] = &plain[i]
@@ -8384,15 +8387,18 @@ func (ec *executionContext) marshalNFirehoseEdge2githubᚗcomᚋfeedapiᚋfeedap
 }
 
 func (ec *executionContext) marshalNFirehoseEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FirehoseEdge) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors); plainSelectionFirehoseEdge(fields) {
-		nested, nestedOK := ec.plainNestedFirehoseEdge(fields)
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors)
+	if nested, ok := ec.plainNestedFirehoseEdge(fields); ok && plainSelectionFirehoseEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainFirehoseEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValueFirehoseEdge(fields, &v[i]) && nestedOK && plainNestedValueFirehoseEdge(fields, nested, &v[i]) {
+			if plainValueFirehoseEdge(fields, &v[i]) && plainNestedValueFirehoseEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				plain[i].nested = nested
 				ret[i] = &plain[i]
@@ -8704,15 +8710,18 @@ func (ec *executionContext) marshalNPostEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋ
 }
 
 func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PostEdge) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors); plainSelectionPostEdge(fields) {
-		nested, nestedOK := ec.plainNestedPostEdge(fields)
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
+	if nested, ok := ec.plainNestedPostEdge(fields); ok && plainSelectionPostEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainPostEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValuePostEdge(fields, &v[i]) && nestedOK && plainNestedValuePostEdge(fields, nested, &v[i]) {
+			if plainValuePostEdge(fields, &v[i]) && plainNestedValuePostEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				plain[i].nested = nested
 				ret[i] = &plain[i]
@@ -8901,15 +8910,18 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
-		nested, nestedOK := ec.plainNested__InputValue(fields)
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	if nested, ok := ec.plainNested__InputValue(fields); ok && plainSelection__InputValue(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__InputValue(fields, &v[i]) && nestedOK && plainNestedValue__InputValue(fields, nested, &v[i]) {
+			if plainValue__InputValue(fields, &v[i]) && plainNestedValue__InputValue(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				plain[i].nested = nested
 				ret[i] = &plain[i]
@@ -9249,15 +9261,18 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	if fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors); plainSelection__Field(fields) {
-		nested, nestedOK := ec.plainNested__Field(fields)
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	if nested, ok := ec.plainNested__Field(fields); ok && plainSelection__Field(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__Field, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__Field(fields, &v[i]) && nestedOK && plainNestedValue__Field(fields, nested, &v[i]) {
+			if plainValue__Field(fields, &v[i]) && plainNestedValue__Field(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				plain[i].nested = nested
 				ret[i] = &plain[i]
@@ -9293,15 +9308,18 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
-		nested, nestedOK := ec.plainNested__InputValue(fields)
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	if nested, ok := ec.plainNested__InputValue(fields); ok && plainSelection__InputValue(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__InputValue(fields, &v[i]) && nestedOK && plainNestedValue__InputValue(fields, nested, &v[i]) {
+			if plainValue__InputValue(fields, &v[i]) && plainNestedValue__InputValue(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
 				plain[i].nested = nested
 				ret[i] = &plain[i]
