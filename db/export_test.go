@@ -11,14 +11,14 @@ import (
 
 // FirehoseSQL returns the statement that ListFirehose runs for f and p.
 func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
-	q := s.newSQL()
+	q := s.newSQL(firehoseType, f.Omit)
 	firehoseSQL(q, f, p)
 	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
 // PostsSQL returns the statement that ListPosts runs for f and p.
 func (s *Store) PostsSQL(f PostFilter, p Page) string {
-	q := s.newSQL()
+	q := s.newSQL(postType, f.Omit)
 	postsSQL(q, f, p)
 	return s.db.NewRaw(q.String(), q.args...).String()
 }

@@ -14,6 +14,9 @@ type FirehoseFilter struct {
 	Source    string    // case-insensitive substring of source; % and _ are literal
 	Important bool      // only messages flagged important (false: no filter)
 	Since     time.Time // created_at >= Since
+	// Omit names columns not to read ("summary_ai", "body"): their fields
+	// stay zero. Every other column of the model is read.
+	Omit []string
 }
 
 // likeEscaper escapes LIKE's wildcards and its escape character.
@@ -29,7 +32,7 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
 	var rows []FirehoseMessage
-	q := s.newSQL()
+	q := s.newSQL(firehoseType, f.Omit)
 	firehoseSQL(q, f, p)
 	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
 		return nil, false, fmt.Errorf("list firehose: %w", err)
@@ -69,7 +72,7 @@ func firehoseSQL(q *sqlBuilder, f FirehoseFilter, p Page) {
 // row (not through the created_at index): see sinceSQL.
 func firehoseByID(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) {
 	if f.Source == "" {
-		q.add("SELECT m.* FROM firehose_messages m WHERE true")
+		q.add("SELECT " + q.cols("m") + " FROM firehose_messages m WHERE true")
 		if f.Pane != "" {
 			q.add(" AND m.pane = ?", string(f.Pane))
 		}
@@ -135,7 +138,7 @@ func firehoseBySource(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) 
 	// rowFilter writes the filters other than the source on alias, in the
 	// page's range.
 	rowFilter := func(alias string) {
-		q.add("SELECT " + alias + ".* FROM firehose_messages " + alias + " WHERE true")
+		q.add("SELECT " + q.cols(alias) + " FROM firehose_messages " + alias + " WHERE true")
 		if f.Pane != "" {
 			q.add(" AND "+alias+".pane = ?", string(f.Pane))
 		}
@@ -179,7 +182,7 @@ ids AS (
 	p.orderLimit(q, "x")
 	q.add(") x")
 	p.orderLimit(q, "x")
-	q.add("\n)\nSELECT u.* FROM (\n\t(SELECT m.* FROM firehose_messages m WHERE m.id IN (SELECT id FROM ids))\n\tUNION ALL\n" +
+	q.add("\n)\nSELECT u.* FROM (\n\t(SELECT " + q.cols("m") + " FROM firehose_messages m WHERE m.id IN (SELECT id FROM ids))\n\tUNION ALL\n" +
 		"\t(SELECT w.* FROM walk w WHERE " + walkChosen + ")\n) u")
 	p.orderBy(q, "u")
 }

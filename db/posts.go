@@ -13,6 +13,9 @@ import (
 type PostFilter struct {
 	Source string    // exact source label
 	Since  time.Time // created_at >= Since
+	// Omit names columns not to read ("raw", "body"): their fields stay
+	// zero. Every other column of the model is read.
+	Omit []string
 }
 
 // ListPosts returns one page of curated posts, newest first, and whether
@@ -22,7 +25,7 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
 	var rows []Post
-	q := s.newSQL()
+	q := s.newSQL(postType, f.Omit)
 	postsSQL(q, f, p)
 	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
 		return nil, false, fmt.Errorf("list posts: %w", err)
@@ -36,7 +39,7 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 // with a since bound behind the recent-rows gate of sinceSQL.
 func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 	byID := func(q *sqlBuilder) {
-		q.add("SELECT p.* FROM posts p WHERE true")
+		q.add("SELECT " + q.cols("p") + " FROM posts p WHERE true")
 		if f.Source != "" {
 			q.add(" AND p.source = ?", f.Source)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,10 +36,12 @@ type Store struct {
 	// sourceGroups and sourceWalk override sourceGroupsFew and
 	// sourceWalkRows when positive (tests).
 	sourceGroups, sourceWalk int
+	// cols caches the column lists of the list statements (columns.go).
+	cols *columnSets
 }
 
 // NewStore returns a Store that queries bdb.
-func NewStore(bdb *bun.DB) *Store { return &Store{db: bdb} }
+func NewStore(bdb *bun.DB) *Store { return &Store{db: bdb, cols: &columnSets{}} }
 
 // DB returns the underlying connection pool.
 func (s *Store) DB() *bun.DB { return s.db }
@@ -117,11 +120,28 @@ type sqlBuilder struct {
 	// sourceGroups and sourceWalk are firehoseBySource's sourceGroupsFew
 	// and sourceWalkRows (0: the constants).
 	sourceGroups, sourceWalk int
+	// columns returns the columns a statement reads, qualified by alias
+	// ("": unqualified); nil reads every column (alias.*).
+	columns func(alias string) string
 }
 
-// newSQL returns a builder for a statement of s.
-func (s *Store) newSQL() *sqlBuilder {
-	return &sqlBuilder{boundWindow: s.sinceBound, sourceGroups: s.sourceGroups, sourceWalk: s.sourceWalk}
+// newSQL returns a builder for a statement of s that reads the columns of
+// model but those in omit (see columns.go).
+func (s *Store) newSQL(model reflect.Type, omit []string) *sqlBuilder {
+	return &sqlBuilder{boundWindow: s.sinceBound, sourceGroups: s.sourceGroups, sourceWalk: s.sourceWalk,
+		columns: func(alias string) string { return s.columns(model, alias, omit) }}
+}
+
+// cols returns the columns the statement reads, qualified by alias ("":
+// unqualified).
+func (q *sqlBuilder) cols(alias string) string {
+	if q.columns == nil {
+		if alias == "" {
+			return "*"
+		}
+		return alias + ".*"
+	}
+	return q.columns(alias)
 }
 
 // String returns the statement written so far.
@@ -190,7 +210,7 @@ func sinceSQL(q *sqlBuilder, table string, since time.Time, p Page, filters func
 		q.add("bound AS MATERIALIZED (SELECT CASE WHEN count(*) <= ? THEN coalesce(min(c.id), 0) ELSE 0 END AS lo FROM (SELECT id FROM "+table+
 			" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c)\n", window, since, window+1)
 	}
-	q.add("SELECT u.* FROM (\n(SELECT r.* FROM (SELECT * FROM "+table+
+	q.add("SELECT u.* FROM (\n(SELECT r.* FROM (SELECT "+q.cols("")+" FROM "+table+
 		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) r WHERE (SELECT n FROM recent) <= ?",
 		since, sinceWindow, sinceWindow)
 	filters(q, "r")

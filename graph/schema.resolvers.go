@@ -74,6 +74,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if since != nil {
 		f.Since = sinceBound(*since)
 	}
+	f.Omit = unselectedColumns(ctx, postOptional)
 	rows, more, err := r.store.ListPosts(ctx, f, p)
 	if err != nil {
 		return nil, err
@@ -149,6 +150,7 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 	if since != nil {
 		f.Since = sinceBound(*since)
 	}
+	f.Omit = unselectedColumns(ctx, firehoseOptional)
 	rows, more, err := r.store.ListFirehose(ctx, f, p)
 	if err != nil {
 		return nil, err

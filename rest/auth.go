@@ -129,7 +129,7 @@ func bearer(headers []string) (string, bool) {
 // including those refused for their tier, so that every keyed response can
 // carry the rate-limit headers; a request refused 429 does not count, so a
 // client that keeps asking regains its budget as its earlier requests age
-// out of the rolling minute.
+// out of the rolling minute. A 304 does not count (conditional.go).
 func (s *server) keyed(tiers ...string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +139,16 @@ func (s *server) keyed(tiers ...string) func(http.Handler) http.Handler {
 			if n, ok := s.tierRateLimits[tier]; ok {
 				limit = n
 			}
-			within := s.limit(r.Context(), w, budgetKey+strconv.FormatInt(p.KeyID, 10), limit)
+			budget := budgetKey + strconv.FormatInt(p.KeyID, 10)
+			if conditional(r) && slices.Contains(tiers, tier) {
+				// Counted only if the answer is not a 304 (conditional.go).
+				if d := s.rates.peek(r.Context(), budget, limit); d.allowed {
+					setRateHeaders(w.Header(), policyDefault, limit, d)
+					next.ServeHTTP(&countUnlessNotModified{ResponseWriter: w, s: s, r: r, budget: budget, limit: limit}, r)
+					return
+				}
+			}
+			within := s.limit(r.Context(), w, budget, limit)
 			if !slices.Contains(tiers, tier) {
 				s.writeError(w, r, apperr.New(apperr.ForbiddenTier,
 					"this endpoint needs a key of tier "+strings.Join(tiers, " or ")+"; this key's tier is "+tier))

@@ -37,6 +37,7 @@ type endpoint struct {
 	kind    string                     // shapeItem: the resource named in a 404 ("post")
 	units   string                     // meta.units, if any
 	check   func(map[string]any) error // cross-parameter rule, if any
+	poll    string                     // PollCache kind of its first pages, if polled
 }
 
 // endpoints returns the keyed /v1 endpoints. The values of pane and asset
@@ -48,7 +49,7 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 	}
 	eps := []endpoint{
 		{
-			pattern: "/v1/posts", query: "posts", shape: shapePage,
+			pattern: "/v1/posts", query: "posts", shape: shapePage, poll: PollPosts,
 			params: []param{
 				limitParam(1, 100, 50),
 				cursorParam(),
@@ -68,7 +69,7 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 		},
 		{pattern: "/v1/briefs/{id}", query: "brief", shape: shapeItem, kind: "brief"},
 		{
-			pattern: "/v1/firehose", query: "firehose", shape: shapePage,
+			pattern: "/v1/firehose", query: "firehose", shape: shapePage, poll: PollFirehose,
 			params: []param{
 				limitParam(1, 100, 50),
 				cursorParam(),
@@ -149,6 +150,13 @@ func enumValues(schema *ast.Schema, name string) ([]string, error) {
 // serve returns the handler of ep.
 func (s *server) serve(ep endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if ep.poll != "" {
+			w.Header()[hPollInterval] = s.pollHint
+			if s.polls != nil && firstPage(r) {
+				s.servePoll(w, r, ep)
+				return
+			}
+		}
 		// The executor writes into data; res slices it until writeSuccess
 		// has copied it into the envelope.
 		data := s.bufs.get()

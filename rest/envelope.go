@@ -111,7 +111,21 @@ type success struct {
 // meta) is the part the ETag covers: the request id differs per response,
 // the representation does not.
 func (s *server) writeSuccess(w http.ResponseWriter, r *http.Request, res success) {
-	buf := s.bufs.get()
+	buf, tagged := s.envelope(r, res)
+	status, cache := res.status, res.cache
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if cache == "" {
+		cache = cacheKeyed
+	}
+	s.send(w, r, status, buf, tagged, cache)
+}
+
+// envelope writes res's envelope into a pooled buffer and returns it with
+// the length of the part the ETag covers (all but meta.request_id).
+func (s *server) envelope(r *http.Request, res success) (buf *bytes.Buffer, tagged int) {
+	buf = s.bufs.get()
 	buf.WriteString(`{"data":`)
 	buf.Write(res.data)
 	buf.WriteString(`,"pagination":`)
@@ -131,16 +145,9 @@ func (s *server) writeSuccess(w http.ResponseWriter, r *http.Request, res succes
 		buf.WriteString("null")
 	}
 	writeMeta(buf, r.Context(), res.units)
-	tagged := buf.Len()
+	tagged = buf.Len()
 	writeRequestID(buf, r.Context())
-	status, cache := res.status, res.cache
-	if status == 0 {
-		status = http.StatusOK
-	}
-	if cache == "" {
-		cache = cacheKeyed
-	}
-	s.send(w, r, status, buf, tagged, cache)
+	return buf, tagged
 }
 
 // writeError writes {"error":{"code","message"},"meta":…} for err. A domain

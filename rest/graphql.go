@@ -25,7 +25,7 @@ func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 		strings.HasPrefix(contentType, "application/graphql-response+json") {
 		contentType = contentTypeJSON
 	}
-	s.sendTyped(w, r, status, bw.buf, -1, cacheNone, contentType)
+	s.sendTyped(w, r, status, bw.buf, -1, "", cacheNone, contentType)
 }
 
 // bufferedWriter collects a handler's response so that it can be finished

@@ -57,6 +57,9 @@ func newAPI(t testing.TB, opts ...func(*Config)) *api {
 		RateLimit:    100000,
 		// Tests of 401s send many bad keys from one address.
 		AuthFailureLimit: 100000,
+		// Tests write fixtures and list them at once; the tests of the
+		// cache (poll_test.go) turn it on.
+		DisablePollCache: true,
 	}
 	base.free = base.newKey(db.TierFree)
 	base.pro = base.newKey(db.TierPro)

@@ -278,7 +278,7 @@ func oaDescription(o OpenAPIOptions) string {
 		"",
 		"**Authentication and tiers.** Every endpoint except `/v1/health` and `/v1/openapi.json` needs `Authorization: Bearer <API_KEY>`. A missing, malformed, unknown or revoked key gives 401 `unauthorized` with `WWW-Authenticate: Bearer realm=\"feedapi\"`. Tiers are `free` (the preview tier), `pro` and `internal`; every `/v1` endpoint is open to all three, `/graphql` only to `internal` (others get 403 `forbidden_tier`). A keyed request is checked in the order key (401), tier (403), rate limit (429), parameters (400), then answered 404 or 200.",
 		"",
-		fmt.Sprintf("**Rate limits.** %d requests per rolling minute per key (the operator may set other budgets per tier), shared by all replicas. The minute is exact: in any 60-second interval a key gets at most its limit, from one replica or many; requests refused with 400, 403 or 404 count too, requests refused with 429 do not. The endpoints without a key, and unknown paths, are limited per client IP (600 requests per minute by default). Every response except 401 and 500 carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds until the oldest counted request leaves the minute; at 0 remaining, until the next request is allowed) and the IETF draft's `RateLimit-Policy: \"default\";q=%d;w=60` and `RateLimit: \"default\";r=<remaining>;t=<reset>`. Over the limit: 429 `rate_limited` with `Retry-After: 60`. Failed authentications have a small budget per client IP (30 per minute by default): beyond it that address gets 429 `rate_limited` with `Retry-After: 60` and `RateLimit-Policy: \"failed_auth\";q=30;w=60` instead of 401, and while it is spent a key this server has not verified recently is not even looked up; a key that worked from that address before keeps working.", o.RateLimit, o.RateLimit),
+		fmt.Sprintf("**Rate limits.** %d requests per rolling minute per key (the operator may set other budgets per tier), shared by all replicas. The minute is exact: in any 60-second interval a key gets at most its limit, from one replica or many; requests refused with 400, 403 or 404 count too, requests refused with 429 do not, and neither do answers 304 Not Modified (a key over its limit gets 429 for conditional requests too). The endpoints without a key, and unknown paths, are limited per client IP (600 requests per minute by default). Every response except 401 and 500 carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds until the oldest counted request leaves the minute; at 0 remaining, until the next request is allowed) and the IETF draft's `RateLimit-Policy: \"default\";q=%d;w=60` and `RateLimit: \"default\";r=<remaining>;t=<reset>`. Over the limit: 429 `rate_limited` with `Retry-After: 60`. Failed authentications have a small budget per client IP (30 per minute by default): beyond it that address gets 429 `rate_limited` with `Retry-After: 60` and `RateLimit-Policy: \"failed_auth\";q=30;w=60` instead of 401, and while it is spent a key this server has not verified recently is not even looked up; a key that worked from that address before keeps working.", o.RateLimit, o.RateLimit),
 		"",
 		"**Pagination.** Lists are newest first. The paginated ones use an opaque keyset cursor: while `pagination.has_more` is true, send `pagination.next_cursor` as `cursor` to get the next, older page; on the last page `has_more` is false and `next_cursor` null. Rows are never skipped or duplicated across pages, and a cursor keeps working while new items arrive. A cursor is bound to the endpoint that issued it: an undecodable, tampered or foreign one gives 400. To fetch only new items, pass `since`, or walk pages until an `id` already seen.",
 		"",
@@ -286,7 +286,7 @@ func oaDescription(o OpenAPIOptions) string {
 		"",
 		"**Errors.** `bad_request` 400, `unauthorized` 401, `quota_exceeded` 402 (reserved, never returned today), `forbidden_tier` 403, `not_found` 404 (also for unknown paths), `method_not_allowed` 405 (with `Allow`), `rate_limited` 429, `internal` 500 (the message carries no internals; quote `meta.request_id` to support).",
 		"",
-		"**Caching and compression.** A 200 answer to GET or HEAD on `/v1` carries a strong `ETag` (the gzip-encoded representation has its own, ending in `-gz`); `If-None-Match` with a matching tag gives 304 with no body. Bodies are gzip-compressed when the client accepts it and the body is large enough to gain.",
+		"**Caching and compression.** A 200 answer to GET or HEAD on `/v1` carries a strong `ETag` (the gzip-encoded representation has its own, ending in `-gz`); `If-None-Match` with a matching tag gives 304 with no body, which does not count against the rate limit. The lists `/v1/posts` and `/v1/firehose` carry `X-Poll-Interval` (seconds), the pace worth polling them at: their first pages may come from a cache that lags writes by at most that long. Bodies are gzip-compressed when the client accepts it and the body is large enough to gain.",
 		"",
 		"**Versioning.** `v1` is in the path and in `meta.api_version`. Fields and endpoints may be added within v1; removals and changes ship as v2.",
 		"",
@@ -324,7 +324,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			OperationID: "listPosts", Summary: "List curated posts", Tags: []string{oaTagPosts}, Security: oaKeyed(),
 			Description: "Curated posts, newest first (by `id`), a page at a time.",
 			Parameters:  oaParams("Limit", "Cursor", "PostSource", "Since", "IncludeBody", "IncludeRaw", "IfNoneMatch"),
-			Responses:   oaKeyedResponses(oaSuccess("A page of posts.", "PostsPage", true)),
+			Responses:   oaPolled(oaKeyedResponses(oaSuccess("A page of posts.", "PostsPage", true))),
 		}},
 		"/v1/posts/{id}": {Get: &oaOperation{
 			OperationID: "getPost", Summary: "Get a curated post", Tags: []string{oaTagPosts}, Security: oaKeyed(),
@@ -348,7 +348,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			OperationID: "listFirehose", Summary: "List firehose messages", Tags: []string{oaTagFeed}, Security: oaKeyed(),
 			Description: "The unfiltered upstream news stream, newest first (by `id`), a page at a time.",
 			Parameters:  oaParams("Limit", "Cursor", "Pane", "FirehoseSource", "Important", "Since", "IncludeSummary", "IfNoneMatch"),
-			Responses:   oaKeyedResponses(oaSuccess("A page of firehose messages.", "FirehosePage", true)),
+			Responses:   oaPolled(oaKeyedResponses(oaSuccess("A page of firehose messages.", "FirehosePage", true))),
 		}},
 		"/v1/sources": {Get: &oaOperation{
 			OperationID: "getSources", Summary: "Valid filter values", Tags: []string{oaTagSource}, Security: oaKeyed(),
@@ -561,6 +561,8 @@ func oaHeaderDefs(o OpenAPIOptions) map[string]*oaHeader {
 		"WWW-Authenticate": header("The challenge of the bearer scheme.",
 			&oaSchema{Type: "string", Const: `Bearer realm="feedapi"`}),
 		"Allow": header("The methods the path takes.", &oaSchema{Type: "string", Enum: []any{"GET, HEAD", "GET, POST"}}),
+
+		hPollInterval: oaPollIntervalHeader(), // openapi_poll.go
 	}
 }
 

@@ -67,31 +67,30 @@ func (g *gzipPool) put(z *gzip.Writer) { g.p.Put(z) }
 // it is a different sequence of bytes. HEAD gets the same headers and no
 // body.
 func (s *server) send(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl string) {
-	s.sendTyped(w, r, status, buf, tagged, cacheControl, contentTypeJSON)
+	s.sendTyped(w, r, status, buf, tagged, "", cacheControl, contentTypeJSON)
 }
 
-// sendTyped is send for a body of the given Content-Type.
-func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl, contentType string) {
+// etagOf returns the hash of a representation that its ETag carries.
+func etagOf(b []byte) string {
+	sum := xxh3.Hash128(b).Bytes()
+	return hex.EncodeToString(sum[:])
+}
+
+// sendTyped is send for a body of the given Content-Type, with the hash of
+// buf[:tagged] given as tag (etagOf), or "" to compute it.
+func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, tag, cacheControl, contentType string) {
 	defer s.bufs.put(buf)
-	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Cache-Control", cacheControl)
-	h.Set("Vary", "Accept-Encoding")
 	body := buf.Bytes()
-	zip := len(body) >= gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
+	zip := s.headers(w, r, len(body), cacheControl, contentType)
 	if tagged >= 0 && status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		sum := xxh3.Hash128(body[:tagged]).Bytes()
-		tag := hex.EncodeToString(sum[:])
-		if zip {
-			h.Set("Etag", `"`+tag+`-gz"`) // canonical form of ETag
-		} else {
-			h.Set("Etag", `"`+tag+`"`)
+		if tag == "" {
+			tag = etagOf(body[:tagged])
 		}
-		if noneMatch := r.Header.Values("If-None-Match"); len(noneMatch) > 0 && etagMatches(noneMatch, tag) {
-			w.WriteHeader(http.StatusNotModified)
+		if notModified(w, r, tag, zip) {
 			return
 		}
 	}
+	h := w.Header()
 	if zip {
 		zbuf := s.bufs.get()
 		defer s.bufs.put(zbuf)
@@ -107,6 +106,36 @@ func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, b
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body) // the client went away; nothing to do
 	}
+}
+
+// headers sets the headers of a JSON answer of n bytes (before gzip) and
+// reports whether it is to be gzipped.
+func (s *server) headers(w http.ResponseWriter, r *http.Request, n int, cacheControl, contentType string) (zip bool) {
+	h := w.Header()
+	h["Content-Type"] = []string{contentType}
+	h["Cache-Control"] = []string{cacheControl}
+	h["Vary"] = varyAcceptEncoding
+	return n >= gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
+}
+
+// varyAcceptEncoding is the Vary header of every answer (never modified).
+var varyAcceptEncoding = []string{"Accept-Encoding"}
+
+// notModified sets the ETag of the representation whose hash is tag (the
+// gzipped one when zip) and, when If-None-Match names it, answers 304 and
+// reports true.
+func notModified(w http.ResponseWriter, r *http.Request, tag string, zip bool) bool {
+	h := w.Header()
+	if zip {
+		h["Etag"] = []string{`"` + tag + `-gz"`} // canonical form of ETag
+	} else {
+		h["Etag"] = []string{`"` + tag + `"`}
+	}
+	if noneMatch := r.Header.Values("If-None-Match"); len(noneMatch) > 0 && etagMatches(noneMatch, tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return true
+	}
+	return false
 }
 
 // etagMatches reports whether an If-None-Match list names either

@@ -89,6 +89,13 @@ type Config struct {
 	// such dials, which database/sql makes one at a time) waits as long as
 	// the outage lasts; past it the answer is 500 internal.
 	RequestTimeout time.Duration
+	// PollCache answers the first pages of /v1/posts and /v1/firehose
+	// (NewPollCache); wire a change signal to its Invalidate. Nil: one
+	// with DefaultPollCacheTTL. To turn caching off, set
+	// DisablePollCache.
+	PollCache *PollCache
+	// DisablePollCache serves every first page from the database.
+	DisablePollCache bool
 
 	// now, in tests, replaces the rate limits' clock (time.Now, or Redis's
 	// TIME when shared).
@@ -116,6 +123,8 @@ type server struct {
 	cors           func(http.Handler) http.Handler
 	bufs           bufferPool
 	gzips          gzipPool
+	polls          *PollCache
+	pollHint       []string // X-Poll-Interval
 }
 
 // New returns the HTTP handler of the whole API. It refuses to start (an
@@ -169,7 +178,15 @@ func New(cfg Config) (http.Handler, error) {
 		metrics:        cfg.Metrics,
 		requestTimeout: cfg.RequestTimeout,
 		cors:           corsHandler(cfg.CORSOrigins),
+		polls:          cfg.PollCache,
 	}
+	if s.polls == nil && !cfg.DisablePollCache {
+		s.polls = NewPollCache(DefaultPollCacheTTL)
+	}
+	if cfg.DisablePollCache {
+		s.polls = nil
+	}
+	s.pollHint = pollInterval(s.polls.TTL())
 
 	schema := graph.NewSchema(cfg.Graph)
 	s.endpoints, err = endpoints(schema.Schema(), cfg.ETFEnabled)

@@ -44,6 +44,10 @@ func TestDatabaseOutage(t *testing.T) {
 				"DATABASE_URL":          withHost(t, dbURL, proxy.Addr()),
 				"FEEDAPI_RATE_LIMIT":    "100000",
 				"FEEDAPI_IP_RATE_LIMIT": "100000",
+				// The first page just read would be answered from the
+				// poll cache for up to its TTL: this test is about the
+				// database's outage.
+				"FEEDAPI_POLL_CACHE_TTL": "0",
 			})
 			const path = "/v1/posts?limit=2"
 			if r := p.get(t, path, warm); r.status != http.StatusOK {
@@ -155,6 +159,10 @@ func TestPrimaryOutageWithReplica(t *testing.T) {
 				"DATABASE_REPLICA_URL":  withHost(t, replicaURL, replicaProxy.Addr()),
 				"FEEDAPI_RATE_LIMIT":    "100000",
 				"FEEDAPI_IP_RATE_LIMIT": "100000",
+				// The first page just read would be answered from the
+				// poll cache for up to its TTL: this test is about the
+				// database's outage.
+				"FEEDAPI_POLL_CACHE_TTL": "0",
 			})
 			const path = "/v1/posts?limit=2"
 			for _, key := range []string{warm, doomed} {

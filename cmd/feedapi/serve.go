@@ -39,6 +39,7 @@ type serveFlags struct {
 	AdminAddr     string         `name:"admin-addr" env:"FEEDAPI_ADMIN_ADDR" help:"Address of the admin listener, which serves /metrics (Prometheus) and /debug/pprof/, e.g. 127.0.0.1:9090; never expose it publicly. Empty: no admin listener."`
 	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, API keys from --database-url or, while that does not answer, from the replica; health pings both."`
 	CORSOrigins   []string       `name:"cors-origin" env:"FEEDAPI_CORS_ORIGINS" help:"Browser origins (https://app.example.com, or *) whose scripts may call the API; comma-separated. Empty: none (no CORS headers)."`
+	PollCacheTTL  time.Duration  `name:"poll-cache-ttl" env:"FEEDAPI_POLL_CACHE_TTL" default:"1s" help:"Longest the first page of /v1/posts or /v1/firehose (per parameter set) is answered from memory, without a query, after it was read; the most a poller's answer lags behind a write (0: no cache)."`
 	Proxies       []string       `name:"trusted-proxy" env:"FEEDAPI_TRUSTED_PROXIES" help:"CIDR prefixes of the load balancers or reverse proxies whose X-Forwarded-For gives the client IP (per-IP limit, access log), e.g. 10.0.0.0/8,fd00::/8. Empty: the TCP peer is the client and X-Forwarded-For is ignored."`
 }
 
@@ -175,6 +176,9 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	defer ln.Close()
 	serverURL, altURL := c.serverURLs(ln.Addr().String())
 
+	// The first pages pollers ask for; a change signal may call
+	// polls.Invalidate("posts" or "firehose") to end them before their TTL.
+	polls := rest.NewPollCache(c.PollCacheTTL)
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
 			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}},
@@ -194,6 +198,8 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 		Logger:           g.logger,
 		Metrics:          metrics,
 		RequestTimeout:   c.RequestTO,
+		PollCache:        polls,
+		DisablePollCache: polls == nil,
 	})
 	if err != nil {
 		return err

@@ -6140,7 +6140,9 @@ var briefEdgeImplementors = []string{"BriefEdge"}
 func (ec *executionContext) _BriefEdge(ctx context.Context, sel ast.SelectionSet, obj *model.BriefEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors)
 	if plainSelectionBriefEdge(fields) && plainValueBriefEdge(fields, obj) {
-		return &plainBriefEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNestedBriefEdge(fields); ok && plainNestedValueBriefEdge(fields, nested, obj) {
+			return &plainBriefEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -6587,7 +6589,9 @@ var firehoseEdgeImplementors = []string{"FirehoseEdge"}
 func (ec *executionContext) _FirehoseEdge(ctx context.Context, sel ast.SelectionSet, obj *model.FirehoseEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors)
 	if plainSelectionFirehoseEdge(fields) && plainValueFirehoseEdge(fields, obj) {
-		return &plainFirehoseEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNestedFirehoseEdge(fields); ok && plainNestedValueFirehoseEdge(fields, nested, obj) {
+			return &plainFirehoseEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -7028,7 +7032,9 @@ var postEdgeImplementors = []string{"PostEdge"}
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PostEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
 	if plainSelectionPostEdge(fields) && plainValuePostEdge(fields, obj) {
-		return &plainPostEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNestedPostEdge(fields); ok && plainNestedValuePostEdge(fields, nested, obj) {
+			return &plainPostEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -7514,7 +7520,9 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 	if plainSelection__Field(fields) && plainValue__Field(fields, obj) {
-		return &plain__Field{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNested__Field(fields); ok && plainNestedValue__Field(fields, nested, obj) {
+			return &plain__Field{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -7580,7 +7588,9 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 	if plainSelection__InputValue(fields) && plainValue__InputValue(fields, obj) {
-		return &plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: obj}
+		if nested, ok := ec.plainNested__InputValue(fields); ok && plainNestedValue__InputValue(fields, nested, obj) {
+			return &plain__InputValue{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
 	}
 
 	out := graphql.NewFieldSet(fields)
@@ -7833,6 +7843,8 @@ type plainBrief struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.Brief
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7883,7 +7895,7 @@ func plainSelectionBriefEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor":
+		case "__typename", "cursor", "node":
 		default:
 			return false
 		}
@@ -7898,6 +7910,42 @@ func plainValueBriefEdge(fields []graphql.CollectedField, obj *model.BriefEdge) 
 	return true
 }
 
+// plainNestedBriefEdge collects the sub-selections of the nested plain
+// fields selected of a BriefEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedBriefEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, briefImplementors)
+			if !plainSelectionBrief(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueBriefEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueBriefEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.BriefEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueBrief(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plainBriefEdge writes the selected fields of a BriefEdge whose selection
 // is plain.
 type plainBriefEdge struct {
@@ -7905,6 +7953,8 @@ type plainBriefEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.BriefEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -7925,6 +7975,11 @@ func (p *plainBriefEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"BriefEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainBrief{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -7965,6 +8020,8 @@ type plainEtfFlow struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.EtfFlow
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8041,6 +8098,8 @@ type plainEtfPeriod struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.EtfPeriod
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8113,6 +8172,8 @@ type plainEtfStreak struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.EtfStreak
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8179,6 +8240,8 @@ type plainEtfSummary struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.EtfSummary
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8239,6 +8302,8 @@ type plainEtfSummaryEntry struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.EtfSummaryEntry
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8287,7 +8352,7 @@ func plainSelectionFirehoseEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor":
+		case "__typename", "cursor", "node":
 		default:
 			return false
 		}
@@ -8302,6 +8367,42 @@ func plainValueFirehoseEdge(fields []graphql.CollectedField, obj *model.Firehose
 	return true
 }
 
+// plainNestedFirehoseEdge collects the sub-selections of the nested plain
+// fields selected of a FirehoseEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedFirehoseEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, firehoseMessageImplementors)
+			if !plainSelectionFirehoseMessage(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueFirehoseEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueFirehoseEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.FirehoseEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueFirehoseMessage(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plainFirehoseEdge writes the selected fields of a FirehoseEdge whose selection
 // is plain.
 type plainFirehoseEdge struct {
@@ -8309,6 +8410,8 @@ type plainFirehoseEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.FirehoseEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8329,6 +8432,11 @@ func (p *plainFirehoseEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"FirehoseEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainFirehoseMessage{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -8369,6 +8477,8 @@ type plainFirehoseMessage struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.FirehoseMessage
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8489,6 +8599,8 @@ type plainHealth struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.Health
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8559,6 +8671,8 @@ type plainPageInfo struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.PageInfo
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8640,6 +8754,8 @@ type plainPost struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *db.Post
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8706,7 +8822,7 @@ func plainSelectionPostEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor":
+		case "__typename", "cursor", "node":
 		default:
 			return false
 		}
@@ -8721,6 +8837,42 @@ func plainValuePostEdge(fields []graphql.CollectedField, obj *model.PostEdge) bo
 	return true
 }
 
+// plainNestedPostEdge collects the sub-selections of the nested plain
+// fields selected of a PostEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedPostEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, postImplementors)
+			if !plainSelectionPost(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValuePostEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValuePostEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.PostEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValuePost(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plainPostEdge writes the selected fields of a PostEdge whose selection
 // is plain.
 type plainPostEdge struct {
@@ -8728,6 +8880,8 @@ type plainPostEdge struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *model.PostEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8748,6 +8902,11 @@ func (p *plainPostEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"PostEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainPost{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -8788,6 +8947,8 @@ type plain__Directive struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Directive
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8856,6 +9017,8 @@ type plain__EnumValue struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.EnumValue
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8908,7 +9071,7 @@ func plainSelection__Field(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "deprecationReason", "description", "isDeprecated", "name":
+		case "__typename", "deprecationReason", "description", "isDeprecated", "name", "type":
 		default:
 			return false
 		}
@@ -8923,6 +9086,42 @@ func plainValue__Field(fields []graphql.CollectedField, obj *introspection.Field
 	return true
 }
 
+// plainNested__Field collects the sub-selections of the nested plain
+// fields selected of a __Field (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNested__Field(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, __TypeImplementors)
+			if !plainSelection__Type(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValue__Field reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValue__Field(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *introspection.Field) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			if v := obj.Type; v == nil || !plainValue__Type(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plain__Field writes the selected fields of a __Field whose selection
 // is plain.
 type plain__Field struct {
@@ -8930,6 +9129,8 @@ type plain__Field struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Field
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -8964,6 +9165,11 @@ func (p *plain__Field) MarshalGQL(w io.Writer) {
 			b = scalar.AppendBoolean(b, obj.IsDeprecated())
 		case "name":
 			b = scalar.AppendString(b, obj.Name)
+		case "type":
+			w.Write(b)
+			nested := plain__Type{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Type}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -8982,7 +9188,7 @@ func plainSelection__InputValue(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "defaultValue", "deprecationReason", "description", "isDeprecated", "name":
+		case "__typename", "defaultValue", "deprecationReason", "description", "isDeprecated", "name", "type":
 		default:
 			return false
 		}
@@ -8997,6 +9203,42 @@ func plainValue__InputValue(fields []graphql.CollectedField, obj *introspection.
 	return true
 }
 
+// plainNested__InputValue collects the sub-selections of the nested plain
+// fields selected of a __InputValue (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNested__InputValue(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, __TypeImplementors)
+			if !plainSelection__Type(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValue__InputValue reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValue__InputValue(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *introspection.InputValue) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "type":
+			if v := obj.Type; v == nil || !plainValue__Type(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // plain__InputValue writes the selected fields of a __InputValue whose selection
 // is plain.
 type plain__InputValue struct {
@@ -9004,6 +9246,8 @@ type plain__InputValue struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.InputValue
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -9044,6 +9288,11 @@ func (p *plain__InputValue) MarshalGQL(w io.Writer) {
 			b = scalar.AppendBoolean(b, obj.IsDeprecated())
 		case "name":
 			b = scalar.AppendString(b, obj.Name)
+		case "type":
+			w.Write(b)
+			nested := plain__Type{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Type}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -9084,6 +9333,8 @@ type plain__Schema struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Schema
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -9148,6 +9399,8 @@ type plain__Type struct {
 	ctx    context.Context
 	fields []graphql.CollectedField
 	obj    *introspection.Type
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
 	// followers is, for the first object of a list, how many follow it:
 	// once it is written, room is made for them all at its size.
 	followers int
@@ -9336,15 +9589,20 @@ func (ec *executionContext) marshalNBriefEdge2githubᚗcomᚋfeedapiᚋfeedapi�
 }
 
 func (ec *executionContext) marshalNBriefEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐBriefEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.BriefEdge) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors); plainSelectionBriefEdge(fields) {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, briefEdgeImplementors)
+	if nested, ok := ec.plainNestedBriefEdge(fields); ok && plainSelectionBriefEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainBriefEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValueBriefEdge(fields, &v[i]) {
+			if plainValueBriefEdge(fields, &v[i]) && plainNestedValueBriefEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -9623,15 +9881,20 @@ func (ec *executionContext) marshalNFirehoseEdge2githubᚗcomᚋfeedapiᚋfeedap
 }
 
 func (ec *executionContext) marshalNFirehoseEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FirehoseEdge) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors); plainSelectionFirehoseEdge(fields) {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseEdgeImplementors)
+	if nested, ok := ec.plainNestedFirehoseEdge(fields); ok && plainSelectionFirehoseEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainFirehoseEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValueFirehoseEdge(fields, &v[i]) {
+			if plainValueFirehoseEdge(fields, &v[i]) && plainNestedValueFirehoseEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -9941,15 +10204,20 @@ func (ec *executionContext) marshalNPostEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋ
 }
 
 func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PostEdge) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors); plainSelectionPostEdge(fields) {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
+	if nested, ok := ec.plainNestedPostEdge(fields); ok && plainSelectionPostEdge(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plainPostEdge, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValuePostEdge(fields, &v[i]) {
+			if plainValuePostEdge(fields, &v[i]) && plainNestedValuePostEdge(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -10136,15 +10404,20 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	if nested, ok := ec.plainNested__InputValue(fields); ok && plainSelection__InputValue(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__InputValue(fields, &v[i]) {
+			if plainValue__InputValue(fields, &v[i]) && plainNestedValue__InputValue(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -10544,15 +10817,20 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	if fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors); plainSelection__Field(fields) {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	if nested, ok := ec.plainNested__Field(fields); ok && plainSelection__Field(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__Field, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__Field(fields, &v[i]) {
+			if plainValue__Field(fields, &v[i]) && plainNestedValue__Field(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}
@@ -10586,15 +10864,20 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	if fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors); plainSelection__InputValue(fields) {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	if nested, ok := ec.plainNested__InputValue(fields); ok && plainSelection__InputValue(fields) {
 		ret := make(graphql.Array, len(v))
 		plain := make([]plain__InputValue, len(v))
 		if len(v) > 0 {
 			plain[0].followers = len(v) - 1
 		}
 		for i := range v {
-			if plainValue__InputValue(fields, &v[i]) {
+			if plainValue__InputValue(fields, &v[i]) && plainNestedValue__InputValue(fields, nested, &v[i]) {
 				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
 				ret[i] = &plain[i]
 				continue
 			}

@@ -6910,6 +6910,7 @@ type ListFirehoseResponse200Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -6922,6 +6923,7 @@ type ListFirehoseResponse304Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -7107,6 +7109,7 @@ type HeadListFirehoseResponse200Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -7119,6 +7122,7 @@ type HeadListFirehoseResponse304Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -7795,6 +7799,7 @@ type ListPostsResponse200Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -7807,6 +7812,7 @@ type ListPostsResponse304Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -7992,6 +7998,7 @@ type HeadListPostsResponse200Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -8004,6 +8011,7 @@ type HeadListPostsResponse304Headers struct {
 	RateLimitRemaining  int
 	RateLimitReset      int
 	XContentTypeOptions string
+	XPollInterval       *int
 	XRequestId          string
 }
 
@@ -15620,6 +15628,13 @@ func ParseListFirehoseResponse(rsp *http.Response) (*ListFirehoseResponse, error
 			}
 			headers.XContentTypeOptions = value
 		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15678,6 +15693,13 @@ func ParseListFirehoseResponse(rsp *http.Response) (*ListFirehoseResponse, error
 				return nil, err
 			}
 			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -16037,6 +16059,13 @@ func ParseHeadListFirehoseResponse(rsp *http.Response) (*HeadListFirehoseRespons
 			}
 			headers.XContentTypeOptions = value
 		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -16095,6 +16124,13 @@ func ParseHeadListFirehoseResponse(rsp *http.Response) (*HeadListFirehoseRespons
 				return nil, err
 			}
 			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -18005,6 +18041,13 @@ func ParseListPostsResponse(rsp *http.Response) (*ListPostsResponse, error) {
 			}
 			headers.XContentTypeOptions = value
 		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18063,6 +18106,13 @@ func ParseListPostsResponse(rsp *http.Response) (*ListPostsResponse, error) {
 				return nil, err
 			}
 			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -18422,6 +18472,13 @@ func ParseHeadListPostsResponse(rsp *http.Response) (*HeadListPostsResponse, err
 			}
 			headers.XContentTypeOptions = value
 		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18480,6 +18537,13 @@ func ParseHeadListPostsResponse(rsp *http.Response) (*HeadListPostsResponse, err
 				return nil, err
 			}
 			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Poll-Interval"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Poll-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPollInterval = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string

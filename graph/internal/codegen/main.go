@@ -11,7 +11,11 @@
 // rule). When every field a selection asks of an object is plain, the
 // generated code answers the object with a small value that writes those
 // fields straight from the Go value, and a list of such objects is marshalled
-// in one loop instead of one goroutine per element. Any other selection
+// in one loop instead of one goroutine per element. A nested plain field
+// (see nestedField), such as an edge's node, is written by the object's
+// plain value too when its own sub-selection is plain, so that
+// edges { cursor node { … } } costs what nodes { … } does; the
+// sub-selection is collected once per list. Any other selection
 // takes gqlgen's path unchanged, so errors, nulls, paths, resolvers,
 // dataloaders and @defer behave exactly as before. A plain object reads its
 // fields when the response is written, which gqlgen's executor does right
@@ -28,6 +32,41 @@
 // something else.
 //
 // Run from package graph by go generate.
+//
+// # Upgrading gqlgen
+//
+// gqlgen is pinned in go.mod (v0.17.95). To move to another version:
+//
+//  1. go get github.com/99designs/gqlgen@vX.Y.Z (and gqlparser if it asks).
+//  2. go test ./graph/internal/codegen: TestPatchesApplyToGqlgen applies
+//     every patch to the new templates and parses them. A failure names
+//     the template and the anchor that no longer occurs exactly once: read
+//     the new template around where the anchor was, and move the anchor
+//     (objectAnchor, listAnchor, enumAnchor, responseAnchor) to the line
+//     that does the same thing now: where an object's fields are
+//     collected, where a list of objects is marshalled element by element,
+//     where an enum input is looked up, where the first response is
+//     marshalled into a buffer.
+//  3. Check the facts plainField relies on, in codegen.Field and
+//     config.TypeReference (IsResolver, Args, HasDirectives, IsBatch,
+//     Stream, HasHaser, VOkFunc, IsMethod, MethodHasContext, NoErr,
+//     IsVariable, IsSlice, IsPtrToPtr, IsContext, IsMarshaler, IsNilable):
+//     a new way for a field to need gqlgen's path (a new kind of
+//     directive, a new resolver option) must make plainField false.
+//  4. go generate ./graph/ (it rebuilds the graph packages itself), then
+//     go test ./graph/... ./rest/...: graph/plain_test.go compares plain
+//     objects with gqlgen's own path on the same operations, errors, nulls
+//     and @defer included; the goldens of the schema must not change.
+//  5. go test ./rest -run '^$' -bench 'EndToEnd|Endpoints' -benchmem, to
+//     see that the cheap path is still taken (allocations per request).
+//
+// No supported gqlgen mechanism replaces the patches at no cost: a field
+// middleware (AroundFields) still runs per field inside gqlgen's field
+// machinery, after the field context and closures it is meant to avoid
+// are made; batch resolvers (IsBatch) replace resolver calls, not the
+// marshalling of struct fields, which is what costs here; worker_limit
+// bounds the goroutines of a list but still starts them. The generated
+// code stays gqlgen's in every other respect.
 package main
 
 import (
@@ -216,10 +255,13 @@ type planner struct {
 	// objects maps a GraphQL object name to its plain fields, sorted by
 	// name; objects without any are absent.
 	objects map[string][]*codegen.Field
+	// nested maps a GraphQL object name to its nested plain fields (see
+	// nestedField), sorted by name.
+	nested map[string][]*codegen.Field
 }
 
 func newPlanner(data *codegen.Data, builtins *types.Package) *planner {
-	p := &planner{builtins: builtins, objects: map[string][]*codegen.Field{}}
+	p := &planner{builtins: builtins, objects: map[string][]*codegen.Field{}, nested: map[string][]*codegen.Field{}}
 	// A FIELD directive runs around every field; a plain field would skip it.
 	if len(data.AllDirectives.LocationDirectives(string(ast.LocationField))) > 0 {
 		return p
@@ -235,7 +277,54 @@ func newPlanner(data *codegen.Data, builtins *types.Package) *planner {
 		}
 		slices.SortFunc(p.objects[o.Name], func(a, b *codegen.Field) int { return cmp.Compare(a.Name, b.Name) })
 	}
+	// Nested plain fields refer to objects with plain fields, found above;
+	// the objects they make plain are not themselves nested (one level).
+	references := map[string]types.Type{}
+	for _, o := range data.Objects {
+		references[o.Name] = o.Reference()
+	}
+	for _, o := range data.Objects {
+		if o.Root || o.Stream {
+			continue
+		}
+		for _, f := range o.Fields {
+			if p.nestedField(f, references) {
+				p.nested[o.Name] = append(p.nested[o.Name], f)
+			}
+		}
+		slices.SortFunc(p.nested[o.Name], func(a, b *codegen.Field) int { return cmp.Compare(a.Name, b.Name) })
+	}
+	// One level only: a nested field whose object has nested fields itself
+	// is not nested.
+	for name, fields := range p.nested {
+		p.nested[name] = slices.DeleteFunc(slices.Clone(fields), func(f *codegen.Field) bool {
+			return len(p.nested[f.TypeReference.Definition.Name]) > 0
+		})
+	}
 	return p
+}
+
+// nestedField reports whether f is a nested plain field: a struct field
+// (no resolver, arguments, directives or batching) holding a pointer to an
+// object that has plain fields, as that object's plain value takes it. Such
+// a field is written by the object's plain value when every field its
+// sub-selection asks is plain, which the generated code checks once per
+// selection (plainNested) and, for values, once per object. It makes
+// edges { cursor node { … } } as cheap as nodes { … }.
+func (p *planner) nestedField(f *codegen.Field, references map[string]types.Type) bool {
+	t := f.TypeReference
+	switch {
+	case f.IsResolver, len(f.Args) > 0, f.HasDirectives(), f.IsBatch(), f.Stream, f.HasHaser, f.VOkFunc:
+		return false
+	case !f.IsVariable() || f.IsMethod():
+		return false
+	case t.Definition.Kind != ast.Object || t.IsSlice() || t.IsPtrToPtr() || !t.IsPtr() || t.IsMarshaler:
+		return false
+	case len(p.objects[t.Definition.Name]) == 0:
+		return false
+	}
+	ref, ok := references[t.Definition.Name]
+	return ok && types.Identical(ref, t.GO)
 }
 
 // plainField reports whether f is read straight from the Go value and
@@ -302,6 +391,8 @@ func (p *planner) funcs() template.FuncMap {
 		"plainObject": func(name string) bool { return len(p.objects[name]) > 0 },
 		// plainFields lists the plain fields of the named object.
 		"plainFields": func(name string) []*codegen.Field { return p.objects[name] },
+		// nestedFields lists the nested plain fields of the named object.
+		"nestedFields": func(name string) []*codegen.Field { return p.nested[name] },
 		// nilChecked lists the plain fields of the named object that the
 		// plain path checks for nil.
 		"nilChecked": func(name string) []*codegen.Field {

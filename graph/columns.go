@@ -1,0 +1,62 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// Columns a list may leave unread, by the GraphQL field that shows each:
+// the long ones, which a selection often does without (REST's include_raw
+// and include_summary default to false). Every other column is always
+// read, whatever the selection, so that a column added to a model (and its
+// field) needs nothing here.
+var (
+	postOptional     = []optionalColumn{{"raw", "raw"}, {"body", "body"}}
+	firehoseOptional = []optionalColumn{{"summaryAi", "summary_ai"}, {"body", "body"}}
+)
+
+// optionalColumn is a column that is read only when its field is shown.
+type optionalColumn struct{ field, column string }
+
+// unselectedColumns returns the optional columns whose fields the
+// connection being resolved selects neither in nodes nor in edges.node
+// (fragments, @include/@skip and @defer taken into account), for the store
+// to leave out.
+func unselectedColumns(ctx context.Context, optional []optionalColumn) []string {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !graphql.HasOperationContext(ctx) {
+		return nil
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	shown := make([]bool, len(optional))
+	mark := func(set ast.SelectionSet) {
+		for _, f := range graphql.CollectFields(opCtx, set, nil) {
+			for i, o := range optional {
+				if f.Name == o.field {
+					shown[i] = true
+				}
+			}
+		}
+	}
+	for _, f := range graphql.CollectFields(opCtx, fc.Field.Selections, nil) {
+		switch f.Name {
+		case "nodes":
+			mark(f.Selections)
+		case "edges":
+			for _, g := range graphql.CollectFields(opCtx, f.Selections, nil) {
+				if g.Name == "node" {
+					mark(g.Selections)
+				}
+			}
+		}
+	}
+	var omit []string
+	for i, o := range optional {
+		if !shown[i] {
+			omit = append(omit, o.column)
+		}
+	}
+	return omit
+}

@@ -1,0 +1,161 @@
+package rest
+
+import (
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultPollCacheTTL is how long a first page stays in the PollCache when
+// nothing invalidates it sooner: the most a poller's answer lags behind a
+// write.
+const DefaultPollCacheTTL = time.Second
+
+// pollCacheSize bounds the entries of a PollCache. A client choosing odd
+// parameters can fill it; when full, expired entries are dropped, and if
+// none was, all of them: the cost is a database query per request, as
+// without the cache, never memory.
+const pollCacheSize = 4096
+
+// Kinds of entries, the names Invalidate takes.
+const (
+	PollPosts    = "posts"
+	PollFirehose = "firehose"
+)
+
+// PollCache holds the first pages (no cursor) of /v1/posts and
+// /v1/firehose, one per parameter set and tier, each as the bytes of its
+// envelope (all but meta.request_id) together with its ETag, so that a
+// poller's request is answered, and a matching If-None-Match gets its 304,
+// without touching the database. An entry is served for at most its TTL
+// after the query that made it, so an answer is never older than that
+// bound even if an invalidation is lost; Invalidate ends the entries of a
+// kind at once (wire a change signal to it). Safe for concurrent use; a
+// nil *PollCache caches nothing.
+type PollCache struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*pollEntry
+	// gen counts the invalidations of each kind: an entry made by a query
+	// that started before the last one is not stored.
+	gen map[string]uint64
+}
+
+// pollEntry is one cached page.
+type pollEntry struct {
+	kind    string
+	body    []byte // the envelope up to meta.request_id (the ETag's part)
+	tag     string // the ETag's hash, without quotes or suffix
+	expires time.Time
+}
+
+// NewPollCache returns a cache whose entries live at most ttl; ttl <= 0
+// returns nil, which caches nothing.
+func NewPollCache(ttl time.Duration) *PollCache {
+	if ttl <= 0 {
+		return nil
+	}
+	return &PollCache{ttl: ttl, now: time.Now, entries: map[string]*pollEntry{}, gen: map[string]uint64{}}
+}
+
+// Invalidate drops every entry of kind (PollPosts or PollFirehose), so
+// that the next request of each reads the database; an entry being made by
+// a query that started before this call is not stored. Another kind drops
+// everything.
+func (c *PollCache) Invalidate(kind string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	known := kind == PollPosts || kind == PollFirehose
+	for k, e := range c.entries {
+		if !known || e.kind == kind {
+			delete(c.entries, k)
+		}
+	}
+	if known {
+		c.gen[kind]++
+	} else {
+		c.gen[PollPosts]++
+		c.gen[PollFirehose]++
+	}
+}
+
+// TTL is the longest an entry is served.
+func (c *PollCache) TTL() time.Duration {
+	if c == nil {
+		return 0
+	}
+	return c.ttl
+}
+
+// get returns the fresh entry of key, or nil.
+func (c *PollCache) get(key string) *pollEntry {
+	if c == nil {
+		return nil
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[key]
+	if e == nil || !now.Before(e.expires) {
+		return nil
+	}
+	return e
+}
+
+// generation returns the invalidation count of kind, to pass to put.
+func (c *PollCache) generation(kind string) uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen[kind]
+}
+
+// put stores a page read by a query that started at started, when kind's
+// invalidation count was gen; the entry expires ttl after started (so its
+// age is bounded from the query, not from its end), and is not stored at
+// all when kind was invalidated since.
+func (c *PollCache) put(key, kind string, gen uint64, started time.Time, body []byte, tag string) {
+	if c == nil {
+		return
+	}
+	e := &pollEntry{kind: kind, body: body, tag: tag, expires: started.Add(c.ttl)}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen[kind] != gen || !now.Before(e.expires) {
+		return
+	}
+	if len(c.entries) >= pollCacheSize {
+		for k, old := range c.entries {
+			if !now.Before(old.expires) {
+				delete(c.entries, k)
+			}
+		}
+		if len(c.entries) >= pollCacheSize {
+			clear(c.entries)
+		}
+	}
+	c.entries[key] = e
+}
+
+// pollKey is the cache key of a first page: the endpoint's query, the
+// key's tier (meta.tier is part of the body) and the query string, which
+// parseParams has accepted (so it holds no cursor, no unknown and no
+// repeated parameter).
+func pollKey(query, tier, rawQuery string) string {
+	var b strings.Builder
+	b.Grow(len(query) + len(tier) + len(rawQuery) + 2)
+	b.WriteString(query)
+	b.WriteByte(0)
+	b.WriteString(tier)
+	b.WriteByte(0)
+	b.WriteString(rawQuery)
+	return b.String()
+}
