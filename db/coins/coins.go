@@ -47,6 +47,7 @@ type Extractor struct {
 	coins   []Coin
 	tickers map[string]*Coin  // by ticker
 	phrases map[string][]rule // by the lower-case first token
+	window  int               // words in the longest phrase
 }
 
 // MaxTickerLen is the longest ticker accepted (in bytes).
@@ -82,9 +83,16 @@ func New(data []byte) (*Extractor, error) {
 		}
 		words := make([]string, len(toks))
 		for i, t := range toks {
-			words[i] = t.text
+			words[i] = t.lower
+			if cased {
+				words[i] = t.text
+			}
 		}
-		key := strings.ToLower(words[0])
+		if len(words) > 8 {
+			return fmt.Errorf("%s: phrase %q: more than 8 words", ticker, phrase)
+		}
+		e.window = max(e.window, len(words))
+		key := toks[0].lower
 		e.phrases[key] = append(e.phrases[key], rule{tokens: words, cased: cased, ticker: ticker})
 		return nil
 	}
@@ -144,31 +152,61 @@ func Normalize(s string) (string, bool) {
 	return u, ValidTicker(u)
 }
 
-// token is a maximal run of letters and digits, and whether a $ sits
-// right before it.
+// token is a maximal run of letters and digits: its text, the same in
+// lower case, and whether a $ sits right before it.
 type token struct {
-	text    string
-	cashtag bool
+	text, lower string
+	cashtag     bool
 }
 
 // tokens splits s into its words.
 func tokens(s string) []token {
 	var out []token
-	start := -1
-	for i, r := range s {
-		word := unicode.IsLetter(r) || unicode.IsDigit(r)
-		switch {
-		case word && start < 0:
-			start = i
-		case !word && start >= 0:
-			out = append(out, token{text: s[start:i], cashtag: start > 0 && s[start-1] == '$'})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, token{text: s[start:], cashtag: start > 0 && s[start-1] == '$'})
+	for t := range words(s) {
+		out = append(out, t)
 	}
 	return out
+}
+
+// words yields the words of s.
+func words(s string) func(yield func(token) bool) {
+	return func(yield func(token) bool) {
+		lower := strings.ToLower(s)
+		if len(lower) != len(s) {
+			lower = "" // lower-casing changed the byte offsets: per token
+		}
+		start := -1
+		emit := func(end int) bool {
+			t := token{text: s[start:end], cashtag: start > 0 && s[start-1] == '$'}
+			if lower != "" {
+				t.lower = lower[start:end]
+			} else {
+				t.lower = strings.ToLower(t.text)
+			}
+			return yield(t)
+		}
+		for i := 0; i < len(s); {
+			r, n := rune(s[i]), 1
+			if r >= utf8.RuneSelf {
+				r, n = utf8.DecodeRuneInString(s[i:])
+			}
+			word := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' ||
+				r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+			switch {
+			case word && start < 0:
+				start = i
+			case !word && start >= 0:
+				if !emit(i) {
+					return
+				}
+				start = -1
+			}
+			i += n
+		}
+		if start >= 0 {
+			emit(len(s))
+		}
+	}
 }
 
 // shouting reports whether s is written in capitals (a headline in upper
@@ -176,10 +214,19 @@ func tokens(s string) []token {
 // which at least 80% are upper case.
 func shouting(s string) bool {
 	letters, upper := 0, 0
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		s = s[n:]
-		if unicode.IsLetter(r) {
+	for i := 0; i < len(s); {
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
+		i += n
+		switch {
+		case 'a' <= r && r <= 'z':
+			letters++
+		case 'A' <= r && r <= 'Z':
+			letters++
+			upper++
+		case r >= utf8.RuneSelf && unicode.IsLetter(r):
 			letters++
 			if unicode.IsUpper(r) {
 				upper++
@@ -192,57 +239,74 @@ func shouting(s string) bool {
 // Extract returns the tickers the texts mention, sorted and distinct;
 // nil when none. Each text is read on its own (a phrase never spans two).
 func (e *Extractor) Extract(texts ...string) []string {
-	found := map[string]bool{}
+	var found []string
 	for _, s := range texts {
-		e.extract(s, found)
+		found = e.extract(s, found)
 	}
 	if len(found) == 0 {
 		return nil
 	}
-	out := make([]string, 0, len(found))
-	for t := range found {
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	return out
+	slices.Sort(found)
+	return slices.Compact(found)
 }
 
-func (e *Extractor) extract(s string, found map[string]bool) {
-	toks := tokens(s)
+// extract appends the tickers of s to found. Words are read into a window
+// as long as the longest phrase, so a text is never held as a whole list
+// of words.
+func (e *Extractor) extract(s string, found []string) []string {
 	loud := shouting(s)
-	for i := 0; i < len(toks); {
-		t := toks[i]
-		if t.cashtag {
-			if _, ok := e.tickers[strings.ToUpper(t.text)]; ok {
-				found[strings.ToUpper(t.text)] = true
-				i++
-				continue
+	var buf [8]token
+	win := buf[:0]
+	skip := 0 // words of the window already consumed by a phrase
+	step := func() {
+		t := win[0]
+		win = win[:copy(win, win[1:])]
+		if skip > 0 {
+			skip--
+			return
+		}
+		if t.cashtag && len(t.text) <= MaxTickerLen {
+			if c, ok := e.tickers[strings.ToUpper(t.text)]; ok {
+				found = append(found, c.Ticker)
+				return
 			}
 		}
-		if r, ok := e.match(toks[i:]); ok {
+		if r, ok := e.match(t, win); ok {
 			if r.ticker != "" {
-				found[r.ticker] = true
+				found = append(found, r.ticker)
 			}
-			i += len(r.tokens)
-			continue
+			skip = len(r.tokens) - 1
+			return
 		}
 		if c, ok := e.tickers[t.text]; ok && !c.CashtagOnly && !loud {
-			found[c.Ticker] = true
+			found = append(found, c.Ticker)
 		}
-		i++
 	}
+	for t := range words(s) {
+		if len(win) == e.window {
+			step()
+		}
+		win = append(win, t)
+	}
+	for len(win) > 0 {
+		step()
+	}
+	return found
 }
 
-// match returns the longest phrase that starts at toks[0].
-func (e *Extractor) match(toks []token) (rule, bool) {
-	for _, r := range e.phrases[strings.ToLower(toks[0].text)] {
-		if len(r.tokens) > len(toks) {
+// match returns the longest phrase made of first and the words after it.
+func (e *Extractor) match(first token, next []token) (rule, bool) {
+	for _, r := range e.phrases[first.lower] {
+		if len(r.tokens) > 1+len(next) {
 			continue
 		}
 		ok := true
 		for j, w := range r.tokens {
-			got := toks[j].text
-			if r.cased && got != w || !r.cased && !strings.EqualFold(got, w) {
+			t := first
+			if j > 0 {
+				t = next[j-1]
+			}
+			if r.cased && t.text != w || !r.cased && t.lower != w {
 				ok = false
 				break
 			}
