@@ -13,6 +13,7 @@ import (
 type PostFilter struct {
 	Source string    // exact source label
 	Since  time.Time // created_at >= Since
+	SearchFilter
 }
 
 // ListPosts returns one page of curated posts, newest first, and whether
@@ -40,6 +41,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND p.source = ?", f.Source)
 		}
+		f.SearchFilter.where(q, "p", postsDocument)
 		p.where(q, "p")
 		sinceFilter(q, "p", f.Since)
 		p.orderLimit(q, "p")
@@ -52,6 +54,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND "+alias+".source = ?", f.Source)
 		}
+		f.SearchFilter.where(q, alias, postsDocument)
 	}, byID)
 }
 
