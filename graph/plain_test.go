@@ -34,7 +34,7 @@ type stubQuery struct {
 	posts []db.Post
 }
 
-func (q stubQuery) Posts(context.Context, *int, *string, *int, *string, *string, *time.Time) (*model.PostConnection, error) {
+func (q stubQuery) Posts(context.Context, *int, *string, *int, *string, *string, *time.Time, []string, *string, *int) (*model.PostConnection, error) {
 	return &model.PostConnection{Nodes: q.posts, PageInfo: &model.PageInfo{}}, nil
 }
 

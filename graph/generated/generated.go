@@ -92,6 +92,7 @@ type ComplexityRoot struct {
 
 	FirehoseMessage struct {
 		Body              func(childComplexity int) int
+		Coins             func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		ID                func(childComplexity int) int
 		Important         func(childComplexity int) int
@@ -126,6 +127,7 @@ type ComplexityRoot struct {
 	Post struct {
 		Body              func(childComplexity int) int
 		Brief             func(childComplexity int) int
+		Coins             func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		ID                func(childComplexity int) int
 		OriginalSourceURL func(childComplexity int) int
@@ -152,14 +154,15 @@ type ComplexityRoot struct {
 		Briefs         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		EtfFlows       func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
 		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
-		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) int
+		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int) int
 		Health         func(childComplexity int) int
 		Post           func(childComplexity int, id int) int
-		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time) int
+		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int) int
 		Sources        func(childComplexity int) int
 	}
 
 	Sources struct {
+		Coins          func(childComplexity int) int
 		CuratedSources func(childComplexity int) int
 		EtfAssets      func(childComplexity int) int
 		FirehosePanes  func(childComplexity int) int
@@ -180,11 +183,11 @@ type PostResolver interface {
 	Brief(ctx context.Context, obj *db.Post) (*db.Brief, error)
 }
 type QueryResolver interface {
-	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int) (*model.PostConnection, error)
 	Post(ctx context.Context, id int) (*db.Post, error)
 	Briefs(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BriefConnection, error)
 	Brief(ctx context.Context, id int) (*db.Brief, error)
-	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseConnection, error)
+	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int) (*model.FirehoseConnection, error)
 	Sources(ctx context.Context) (*model.Sources, error)
 	EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error)
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
@@ -388,6 +391,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseMessage.Body(childComplexity), true
+	case "FirehoseMessage.coins":
+		if e.ComplexityRoot.FirehoseMessage.Coins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseMessage.Coins(childComplexity), true
 	case "FirehoseMessage.createdAt":
 		if e.ComplexityRoot.FirehoseMessage.CreatedAt == nil {
 			break
@@ -541,6 +550,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Brief(childComplexity), true
+	case "Post.coins":
+		if e.ComplexityRoot.Post.Coins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Coins(childComplexity), true
 	case "Post.createdAt":
 		if e.ComplexityRoot.Post.CreatedAt == nil {
 			break
@@ -676,7 +691,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int)), true
 	case "Query.health":
 		if e.ComplexityRoot.Query.Health == nil {
 			break
@@ -705,7 +720,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int)), true
 	case "Query.sources":
 		if e.ComplexityRoot.Query.Sources == nil {
 			break
@@ -713,6 +728,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Sources(childComplexity), true
 
+	case "Sources.coins":
+		if e.ComplexityRoot.Sources.Coins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sources.Coins(childComplexity), true
 	case "Sources.curatedSources":
 		if e.ComplexityRoot.Sources.CuratedSources == nil {
 			break
@@ -885,6 +906,24 @@ type Query {
     source: String
     "Only posts created at or after this instant."
     since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions gives an empty page; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the body (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank. Results stay newest first.
+    """
+    q: String
+    """
+    Only items with an id larger than this one, newest first and paged like
+    the list: a poller passes the largest id it has seen and gets exactly
+    what is new. 0 to 9007199254740991.
+    """
+    sinceId: Int
   ): PostConnection!
 
   "One curated post; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
@@ -923,6 +962,24 @@ type Query {
     important: Boolean
     "Only messages created at or after this instant."
     since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions gives an empty page; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the title, body and AI summary together (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank. Results stay newest first.
+    """
+    q: String
+    """
+    Only items with an id larger than this one, newest first and paged like
+    the list: a poller passes the largest id it has seen and gets exactly
+    what is new. 0 to 9007199254740991.
+    """
+    sinceId: Int
   ): FirehoseConnection!
 
   "The valid values of the filters."
@@ -970,6 +1027,8 @@ type Post {
   createdAt: DateTime!
   "The raw source payload, a JSON object. Costs 16."
   raw: JSON!
+  "Tickers of the coins the post is about (cashtags and the names of the most traded assets), sorted; empty when none."
+  coins: [String!]!
   "The weekly brief whose week holds this post, if it has been published."
   brief: Brief
 }
@@ -1037,6 +1096,8 @@ type FirehoseMessage {
   originalSourceUrl: String
   "Creation time."
   createdAt: DateTime!
+  "Tickers of the coins the message is about (cashtags and the names of the most traded assets), sorted; empty when none."
+  coins: [String!]!
 }
 
 "One day of US spot-ETF flows for one asset, in raw US dollars."
@@ -1069,6 +1130,8 @@ type Sources {
   firehosePanes: [Pane!]!
   "Valid ETF assets, sorted. Present only where the deployment offers ETF flows."
   etfAssets: [EtfAsset!]!
+  "Tickers that occur in posts or firehose messages, sorted: each is a ` + "`" + `coins` + "`" + ` value that may match."
+  coins: [String!]!
 }
 
 "Health and version of the service."
@@ -1290,6 +1353,8 @@ func (ec *executionContext) childFields_FirehoseMessage(ctx context.Context, fie
 		return ec.fieldContext_FirehoseMessage_originalSourceUrl(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_FirehoseMessage_createdAt(ctx, field)
+	case "coins":
+		return ec.fieldContext_FirehoseMessage_coins(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FirehoseMessage", field.Name)
 }
@@ -1346,6 +1411,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_createdAt(ctx, field)
 	case "raw":
 		return ec.fieldContext_Post_raw(ctx, field)
+	case "coins":
+		return ec.fieldContext_Post_coins(ctx, field)
 	case "brief":
 		return ec.fieldContext_Post_brief(ctx, field)
 	}
@@ -1382,6 +1449,8 @@ func (ec *executionContext) childFields_Sources(ctx context.Context, field graph
 		return ec.fieldContext_Sources_firehosePanes(ctx, field)
 	case "etfAssets":
 		return ec.fieldContext_Sources_etfAssets(ctx, field)
+	case "coins":
+		return ec.fieldContext_Sources_coins(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sources", field.Name)
 }
@@ -1725,6 +1794,30 @@ func (ec *executionContext) field_Query_firehose_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["since"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "sinceId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sinceId"] = arg10
 	return args, nil
 }
 
@@ -1793,6 +1886,30 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["since"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "sinceId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sinceId"] = arg8
 	return args, nil
 }
 
@@ -2901,6 +3018,29 @@ func (ec *executionContext) fieldContext_FirehoseMessage_createdAt(_ context.Con
 	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _FirehoseMessage_coins(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseMessage_coins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseMessage_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Health_status(ctx context.Context, field graphql.CollectedField, obj *model.Health) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3338,6 +3478,29 @@ func (ec *executionContext) fieldContext_Post_raw(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Post_coins(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_coins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Post_brief(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3531,7 +3694,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -3707,7 +3870,7 @@ func (ec *executionContext) _Query_firehose(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time))
+			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FirehoseConnection) graphql.Marshaler {
@@ -4036,6 +4199,29 @@ func (ec *executionContext) _Sources_etfAssets(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Sources_etfAssets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type EtfAsset does not have child fields"))
+}
+
+func (ec *executionContext) _Sources_coins(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sources_coins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sources_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -5601,6 +5787,11 @@ func (ec *executionContext) _FirehoseMessage(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "coins":
+			out.Values[i] = ec._FirehoseMessage_coins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -5801,6 +5992,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "raw":
 			out.Values[i] = ec._Post_raw(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coins":
+			out.Values[i] = ec._Post_coins(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -6234,6 +6430,11 @@ func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "etfAssets":
 			out.Values[i] = ec._Sources_etfAssets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coins":
+			out.Values[i] = ec._Sources_coins(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8930,6 +9131,41 @@ func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋd
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {
