@@ -103,7 +103,7 @@ func searchCases(t *testing.T, bdb *bun.DB, table string) []searchCase {
 		t.Fatalf("rare coin: %v", err)
 	}
 	var mid int64
-	if err := bdb.NewRaw("SELECT id FROM " + table + " ORDER BY id LIMIT 1 OFFSET (SELECT count(*) * 9 / 10 FROM " + table + ")").Scan(ctx, &mid); err != nil {
+	if err := bdb.NewRaw("SELECT id FROM "+table+" ORDER BY id LIMIT 1 OFFSET (SELECT count(*) * 9 / 10 FROM "+table+")").Scan(ctx, &mid); err != nil {
 		t.Fatal(err)
 	}
 	return []searchCase{

@@ -71,7 +71,7 @@ func TestSearchFiltersWalkEveryPage(t *testing.T) {
 				ID    int64    `bun:"id"`
 				Coins []string `bun:"coins,array"`
 			}
-			if err := a.bdb.NewRaw("SELECT id, coalesce(coins, '{}') AS coins FROM " + tt.table + " WHERE " + tt.where + " ORDER BY id DESC").Scan(ctx, &rows); err != nil {
+			if err := a.bdb.NewRaw("SELECT id, coalesce(coins, '{}') AS coins FROM "+tt.table+" WHERE "+tt.where+" ORDER BY id DESC").Scan(ctx, &rows); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range rows {

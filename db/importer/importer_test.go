@@ -239,7 +239,7 @@ func TestImportGoodLines(t *testing.T) {
 		},
 		{
 			name: "firehose message: coins from title, body and summary", kind: importer.KindFirehose,
-			line: line(firehoseBase, `"id":10000003`, `"title":"Solana ETF filings"`, `"body":"$eth"`, `"summary_ai":"Ripple too"`),
+			line:  line(firehoseBase, `"id":10000003`, `"title":"Solana ETF filings"`, `"body":"$eth"`, `"summary_ai":"Ripple too"`),
 			where: "id = 10000003",
 			want: `{"id":10000003,"pane":"news","source":"Reuters","source_name":null,"name":null,"username":null,
 				"title":"Solana ETF filings","body":"$eth","summary_ai":"Ripple too","important":false,"url":null,
