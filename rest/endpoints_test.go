@@ -369,8 +369,8 @@ func TestSources(t *testing.T) {
 		etf    bool
 		fields []string
 	}{
-		{"with ETF flows", true, []string{"curated_sources", "firehose_panes", "etf_assets"}},
-		{"without ETF flows", false, []string{"curated_sources", "firehose_panes"}},
+		{"with ETF flows", true, []string{"curated_sources", "firehose_panes", "coins", "etf_assets"}},
+		{"without ETF flows", false, []string{"curated_sources", "firehose_panes", "coins"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

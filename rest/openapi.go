@@ -619,7 +619,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"created_at":          oaDateTime("Creation time."),
 			"raw":                 {Type: "object", Description: "The source payload as stored; present only with `include_raw=true`."},
 			"coins":               oaCoins(),
-		}, "uid", "id", "source", "username", "url", "original_source_url", "created_at", "coins"),
+		}, "uid", "id", "source", "username", "url", "original_source_url", "created_at"),
 		"BriefSummary": oaObject("A weekly brief in list form, without its Markdown.", oaBriefProps(false),
 			"uid", "id", "week_start", "week_end", "post_count", "created_at"),
 		"Brief": oaObject("A weekly brief in full form, with its Markdown.", oaBriefProps(true),
@@ -640,7 +640,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"original_source_url": oaNullableString("The original article or tweet, as the upstream source gave it (not necessarily a valid URI)."),
 			"created_at":          oaDateTime("Creation time."),
 			"coins":               oaCoins(),
-		}, "uid", "id", "pane", "source", "source_name", "name", "username", "title", "body", "important", "url", "original_source_url", "created_at", "coins"),
+		}, "uid", "id", "pane", "source", "source_name", "name", "username", "title", "body", "important", "url", "original_source_url", "created_at"),
 		"Health": oaObject("Health and version of the service.", oaProps{
 			"status":           {Type: "string", Enum: []any{"ok", "degraded"}, Description: "`ok`, or `degraded` while a database is unreachable: the one the API reads from (then 503), or, with a read replica, the primary (then 200)."},
 			"version":          {Type: "string", Description: "Build version of the service."},
@@ -686,7 +686,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 	}
 	sources["coins"] = &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Pattern: `^[A-Z0-9]{1,12}$`},
 		Description: "Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match."}
-	required := []string{"curated_sources", "firehose_panes", "coins"}
+	required := []string{"curated_sources", "firehose_panes"}
 	if o.ETFEnabled {
 		sources["etf_assets"] = &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Enum: oaAssets}, Description: "Valid `asset` values of the ETF flows, sorted."}
 		required = append(required, "etf_assets")

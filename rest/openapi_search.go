@@ -34,5 +34,5 @@ func oaWithSearchParameters(params map[string]*oaParameter) map[string]*oaParame
 // oaCoins is the coins field of posts and firehose messages.
 func oaCoins() *oaSchema {
 	return &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Pattern: `^[A-Z0-9]{1,12}$`},
-		Description: "Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none."}
+		Description: "Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none. Always sent; not listed as required so that answers of v1 before it stay valid."}
 }
