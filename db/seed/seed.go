@@ -214,10 +214,6 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 		return fmt.Errorf("seed: load etf_asset type: %w", err)
 	}
 	tx.Conn().TypeMap().RegisterType(assetType)
-	search, err := dropSearchIndexes(ctx, tx)
-	if err != nil {
-		return err
-	}
 
 	o := p.opts
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"posts"}, postColumns,
@@ -233,9 +229,6 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 		return fmt.Errorf("seed: copy firehose messages: %w", err)
 	}
 	stats.Firehose = int(n)
-	if err := rebuildSearchIndexes(ctx, tx, search); err != nil {
-		return err
-	}
 
 	briefs := buildBriefs(p.seed, p.weeks, p.market, p.etf, o.Until)
 	n, err = tx.CopyFrom(ctx, pgx.Identifier{"briefs"}, briefColumns, pgx.CopyFromRows(briefRows(briefs)))
