@@ -22,19 +22,19 @@ DROP TABLE IF EXISTS coin_tickers;
 
 --bun:split
 
-DROP INDEX CONCURRENTLY IF EXISTS firehose_fts_idx;
+DROP INDEX IF EXISTS firehose_fts_idx;
 
 --bun:split
 
-DROP INDEX CONCURRENTLY IF EXISTS posts_fts_idx;
+DROP INDEX IF EXISTS posts_fts_idx;
 
 --bun:split
 
-DROP INDEX CONCURRENTLY IF EXISTS firehose_coins_idx;
+DROP INDEX IF EXISTS firehose_coins_idx;
 
 --bun:split
 
-DROP INDEX CONCURRENTLY IF EXISTS posts_coins_idx;
+DROP INDEX IF EXISTS posts_coins_idx;
 
 --bun:split
 
