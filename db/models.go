@@ -20,6 +20,8 @@ type Post struct {
 	OriginalSourceURL *string         `bun:"original_source_url"`
 	Raw               json.RawMessage `bun:"raw,type:jsonb,notnull"`
 	CreatedAt         time.Time       `bun:"created_at,notnull"`
+	// Coins are the tickers the post is about, sorted (nil: not derived yet).
+	Coins []string `bun:"coins,array"`
 }
 
 // UID is the stable cross-session identifier of the post.
@@ -83,6 +85,8 @@ type FirehoseMessage struct {
 	URL               *string   `bun:"url"`
 	OriginalSourceURL *string   `bun:"original_source_url"`
 	CreatedAt         time.Time `bun:"created_at,notnull"`
+	// Coins are the tickers the message is about, sorted (nil: not derived yet).
+	Coins []string `bun:"coins,array"`
 }
 
 // UID is the stable cross-session identifier of the message.

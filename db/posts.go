@@ -16,6 +16,7 @@ type PostFilter struct {
 	// Omit names columns not to read ("raw", "body"): their fields stay
 	// zero. Every other column of the model is read.
 	Omit []string
+	SearchFilter
 }
 
 // ListPosts returns one page of curated posts, newest first, and whether
@@ -43,6 +44,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND p.source = ?", f.Source)
 		}
+		f.SearchFilter.where(q, "p", postsDocument)
 		p.where(q, "p")
 		sinceFilter(q, "p", f.Since)
 		p.orderLimit(q, "p")
@@ -55,6 +57,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND "+alias+".source = ?", f.Source)
 		}
+		f.SearchFilter.where(q, alias, postsDocument)
 	}, byID)
 }
 

@@ -62,7 +62,7 @@ func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, erro
 }
 
 // Posts is the resolver for the posts field.
-func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time) (*model.PostConnection, error) {
+func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) (*model.PostConnection, error) {
 	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connPosts)
 	if err != nil {
 		return nil, err
@@ -75,6 +75,9 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 		f.Since = sinceBound(*since)
 	}
 	f.Omit = unselectedColumns(ctx, postOptional)
+	if f.SearchFilter, err = searchArgs(coins, q, sinceID); err != nil {
+		return nil, err
+	}
 	rows, more, err := r.store.ListPosts(ctx, f, p)
 	if err != nil {
 		return nil, err
@@ -132,7 +135,7 @@ func (r *queryResolver) Brief(ctx context.Context, id int64) (*db.Brief, error) 
 }
 
 // Firehose is the resolver for the firehose field.
-func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseConnection, error) {
+func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) (*model.FirehoseConnection, error) {
 	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connFirehose)
 	if err != nil {
 		return nil, err
@@ -151,6 +154,9 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 		f.Since = sinceBound(*since)
 	}
 	f.Omit = unselectedColumns(ctx, firehoseOptional)
+	if f.SearchFilter, err = searchArgs(coins, q, sinceID); err != nil {
+		return nil, err
+	}
 	rows, more, err := r.store.ListFirehose(ctx, f, p)
 	if err != nil {
 		return nil, err
@@ -167,15 +173,27 @@ func (r *queryResolver) Sources(ctx context.Context) (*model.Sources, error) {
 	if r.etfEnabled {
 		out.EtfAssets = sortedAssets()
 	}
-	// Only ask the database when the operation shows the curated sources.
+	// Only ask the database for what the operation shows.
 	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
-		if f.Name == "curatedSources" {
+		switch f.Name {
+		case "curatedSources":
+			if out.CuratedSources != nil {
+				continue
+			}
 			sources, err := r.store.CuratedSources(ctx)
 			if err != nil {
 				return nil, err
 			}
 			out.CuratedSources = sources
-			break
+		case "coins":
+			if out.Coins != nil {
+				continue
+			}
+			tickers, err := r.store.Coins(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out.Coins = tickers
 		}
 	}
 	return out, nil

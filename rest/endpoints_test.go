@@ -50,7 +50,7 @@ func num(t testing.TB, raw json.RawMessage) int64 {
 	return n
 }
 
-var postFields = []string{"uid", "id", "source", "username", "body", "url", "original_source_url", "created_at"}
+var postFields = []string{"uid", "id", "source", "username", "body", "url", "original_source_url", "created_at", "coins"}
 
 func TestPosts(t *testing.T) {
 	t.Parallel()
@@ -104,7 +104,7 @@ func TestPosts(t *testing.T) {
 			r := a.get(t, "/v1/posts?source=fx-posts&include_body="+v, a.free)
 			r.wantStatus(t, http.StatusOK)
 			for _, it := range r.items(t) {
-				wantFields(t, "post without body", it, "uid", "id", "source", "username", "url", "original_source_url", "created_at")
+				wantFields(t, "post without body", it, "uid", "id", "source", "username", "url", "original_source_url", "created_at", "coins")
 			}
 		}
 	})
@@ -264,7 +264,7 @@ func TestBriefs(t *testing.T) {
 }
 
 var firehoseFields = []string{"uid", "id", "pane", "source", "source_name", "name", "username", "title", "body",
-	"important", "url", "original_source_url", "created_at"}
+	"important", "url", "original_source_url", "created_at", "coins"}
 
 func TestFirehose(t *testing.T) {
 	t.Parallel()
@@ -369,8 +369,8 @@ func TestSources(t *testing.T) {
 		etf    bool
 		fields []string
 	}{
-		{"with ETF flows", true, []string{"curated_sources", "firehose_panes", "etf_assets"}},
-		{"without ETF flows", false, []string{"curated_sources", "firehose_panes"}},
+		{"with ETF flows", true, []string{"curated_sources", "firehose_panes", "coins", "etf_assets"}},
+		{"without ETF flows", false, []string{"curated_sources", "firehose_panes", "coins"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -252,7 +252,7 @@ func oaBuild(o OpenAPIOptions) *oaDocument {
 		Paths:    oaPaths(o),
 		Components: oaComponents{
 			Schemas:    oaSchemas(o),
-			Parameters: oaParameters(),
+			Parameters: oaWithSearchParameters(oaParameters()),
 			Headers:    oaHeaderDefs(o),
 			Responses:  oaResponses(),
 			SecuritySchemes: map[string]oaSecurityScheme{oaBearer: {
@@ -323,7 +323,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 		"/v1/posts": {Get: &oaOperation{
 			OperationID: "listPosts", Summary: "List curated posts", Tags: []string{oaTagPosts}, Security: oaKeyed(),
 			Description: "Curated posts, newest first (by `id`), a page at a time.",
-			Parameters:  oaParams("Limit", "Cursor", "PostSource", "Since", "IncludeBody", "IncludeRaw", "IfNoneMatch"),
+			Parameters:  oaParams("Limit", "Cursor", "PostSource", "Since", "Coins", "PostQuery", "SinceID", "IncludeBody", "IncludeRaw", "IfNoneMatch"),
 			Responses:   oaPolled(oaKeyedResponses(oaSuccess("A page of posts.", "PostsPage", true))),
 		}},
 		"/v1/posts/{id}": {Get: &oaOperation{
@@ -347,7 +347,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 		"/v1/firehose": {Get: &oaOperation{
 			OperationID: "listFirehose", Summary: "List firehose messages", Tags: []string{oaTagFeed}, Security: oaKeyed(),
 			Description: "The unfiltered upstream news stream, newest first (by `id`), a page at a time.",
-			Parameters:  oaParams("Limit", "Cursor", "Pane", "FirehoseSource", "Important", "Since", "IncludeSummary", "IfNoneMatch"),
+			Parameters:  oaParams("Limit", "Cursor", "Pane", "FirehoseSource", "Important", "Since", "Coins", "FirehoseQuery", "SinceID", "IncludeSummary", "IfNoneMatch"),
 			Responses:   oaPolled(oaKeyedResponses(oaSuccess("A page of firehose messages.", "FirehosePage", true))),
 		}},
 		"/v1/sources": {Get: &oaOperation{
@@ -652,6 +652,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"original_source_url": oaNullableURL("The original article or tweet."),
 			"created_at":          oaDateTime("Creation time."),
 			"raw":                 {Type: "object", AdditionalProperties: oaPtr(true), Description: "The source payload as stored (an object of any JSON values); present only with `include_raw=true`."},
+			"coins":               oaCoins(),
 		}, "uid", "id", "source", "username", "url", "original_source_url", "created_at"),
 		"BriefSummary": oaObject("A weekly brief in list form, without its Markdown.", oaBriefProps(false),
 			"uid", "id", "week_start", "week_end", "post_count", "created_at"),
@@ -672,6 +673,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 			"url":                 oaNullableString("Link to the message, as the upstream source gave it (not necessarily a valid URI)."),
 			"original_source_url": oaNullableString("The original article or tweet, as the upstream source gave it (not necessarily a valid URI)."),
 			"created_at":          oaDateTime("Creation time."),
+			"coins":               oaCoins(),
 		}, "uid", "id", "pane", "source", "source_name", "name", "username", "title", "body", "important", "url", "original_source_url", "created_at"),
 		"Health": oaObject("Health and version of the service.", oaProps{
 			"status":           {Type: "string", Enum: []any{"ok", "degraded"}, Description: "`ok`, or `degraded` while a database is unreachable: the one the API reads from (then 503), or, with a read replica, the primary (then 200)."},
@@ -716,6 +718,8 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 		"curated_sources": {Type: "array", UniqueItems: true, Items: oaString(), Description: "Valid `source` values of posts, sorted."},
 		"firehose_panes":  {Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Enum: oaPanes}, Description: "Valid `pane` values of the firehose, sorted."},
 	}
+	sources["coins"] = &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Pattern: `^[A-Z0-9]{1,12}$`},
+		Description: "Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match."}
 	required := []string{"curated_sources", "firehose_panes"}
 	if o.ETFEnabled {
 		sources["etf_assets"] = &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Enum: oaAssets}, Description: "Valid `asset` values of the ETF flows, sorted."}

@@ -30,12 +30,13 @@ and serves on :8080.`
 type cli struct {
 	globals
 
-	Demo    demoCmd    `cmd:"" help:"Migrate, seed demo data if the database is empty, print a free and an internal key, and serve."`
-	Serve   serveCmd   `cmd:"" help:"Serve the API (no migration, no seeding)."`
-	Migrate migrateCmd `cmd:"" help:"Create the database if missing and apply pending migrations (idempotent)."`
-	Seed    seedCmd    `cmd:"" help:"Load deterministic, realistic demo data (same flags, same rows)."`
-	Import  importCmd  `cmd:"" help:"Upsert NDJSON data by id; bad lines are reported and skipped, the rest imported."`
-	Keys    keysCmd    `cmd:"" help:"Create, list and revoke API keys."`
+	Demo     demoCmd     `cmd:"" help:"Migrate, seed demo data if the database is empty, print a free and an internal key, and serve."`
+	Serve    serveCmd    `cmd:"" help:"Serve the API (no migration, no seeding)."`
+	Migrate  migrateCmd  `cmd:"" help:"Create the database if missing and apply pending migrations (idempotent)."`
+	Seed     seedCmd     `cmd:"" help:"Load deterministic, realistic demo data (same flags, same rows)."`
+	Import   importCmd   `cmd:"" help:"Upsert NDJSON data by id; bad lines are reported and skipped, the rest imported."`
+	Keys     keysCmd     `cmd:"" help:"Create, list and revoke API keys."`
+	Backfill backfillCmd `cmd:"" help:"Derive what rows written before a migration lack (coins), in batches."`
 }
 
 // globals are the flags every command takes.

@@ -58,6 +58,7 @@ func parsePost(o *object) (db.Post, error) {
 		CreatedAt:         o.timestamp("created_at"),
 		Raw:               o.jsonObject("raw"),
 	}
+	p.Coins = o.coins("coins", &p.Body)
 	return p, o.err()
 }
 
@@ -90,6 +91,7 @@ func parseFirehose(o *object) (db.FirehoseMessage, error) {
 		OriginalSourceURL: o.url("original_source_url"),
 		CreatedAt:         o.timestamp("created_at"),
 	}
+	m.Coins = o.coins("coins", m.Title, m.Body, m.SummaryAI)
 	return m, o.err()
 }
 

@@ -109,7 +109,7 @@ var paneProfile = map[db.Pane]struct{ share, summary, important float64 }{
 }
 
 var firehoseColumns = []string{"id", "pane", "source", "source_name", "name", "username", "title", "body",
-	"summary_ai", "important", "url", "original_source_url", "created_at"}
+	"summary_ai", "important", "url", "original_source_url", "created_at", "coins"}
 
 // fhGen streams firehose messages in id order; it implements
 // pgx.CopyFromSource.
@@ -307,6 +307,7 @@ func (g *fhGen) generateAt(id int64, si int, t time.Time) {
 	g.row[10] = nullable(m.url)
 	g.row[11] = nullable(m.orig)
 	g.row[12] = t
+	g.row[13] = tickers(m.title, m.body, m.summary)
 }
 
 // renderTweet writes an account's tweet for the story and the link it

@@ -162,7 +162,7 @@ type postGen struct {
 	err      error
 }
 
-var postColumns = []string{"id", "source", "username", "body", "url", "original_source_url", "raw", "created_at"}
+var postColumns = []string{"id", "source", "username", "body", "url", "original_source_url", "raw", "created_at", "coins"}
 
 func newPostGen(ctx context.Context, seed uint64, nr *newsroom, start, until time.Time, n int, weeks *weekStats, p *progress) *postGen {
 	g := &postGen{
@@ -266,6 +266,7 @@ func (g *postGen) generateAt(id int64, t time.Time) {
 	}
 	g.row[6] = raw
 	g.row[7] = t
+	g.row[8] = tickers(body)
 	g.weeks.add(t, src.label, &s, permalink, r)
 }
 

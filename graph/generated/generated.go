@@ -123,6 +123,7 @@ type ComplexityRoot struct {
 
 	FirehoseMessage struct {
 		Body              func(childComplexity int) int
+		Coins             func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		ID                func(childComplexity int) int
 		Important         func(childComplexity int) int
@@ -157,6 +158,7 @@ type ComplexityRoot struct {
 	Post struct {
 		Body              func(childComplexity int) int
 		Brief             func(childComplexity int) int
+		Coins             func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		ID                func(childComplexity int) int
 		OriginalSourceURL func(childComplexity int) int
@@ -184,14 +186,15 @@ type ComplexityRoot struct {
 		EtfFlows       func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
 		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
 		EtfSummary     func(childComplexity int, assets []db.Asset) int
-		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) int
+		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) int
 		Health         func(childComplexity int) int
 		Post           func(childComplexity int, id int64) int
-		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time) int
+		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) int
 		Sources        func(childComplexity int) int
 	}
 
 	Sources struct {
+		Coins          func(childComplexity int) int
 		CuratedSources func(childComplexity int) int
 		EtfAssets      func(childComplexity int) int
 		FirehosePanes  func(childComplexity int) int
@@ -212,11 +215,11 @@ type PostResolver interface {
 	Brief(ctx context.Context, obj *db.Post) (*db.Brief, error)
 }
 type QueryResolver interface {
-	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) (*model.PostConnection, error)
 	Post(ctx context.Context, id int64) (*db.Post, error)
 	Briefs(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BriefConnection, error)
 	Brief(ctx context.Context, id int64) (*db.Brief, error)
-	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseConnection, error)
+	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) (*model.FirehoseConnection, error)
 	Sources(ctx context.Context) (*model.Sources, error)
 	EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error)
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
@@ -539,6 +542,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseMessage.Body(childComplexity), true
+	case "FirehoseMessage.coins":
+		if e.ComplexityRoot.FirehoseMessage.Coins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseMessage.Coins(childComplexity), true
 	case "FirehoseMessage.createdAt":
 		if e.ComplexityRoot.FirehoseMessage.CreatedAt == nil {
 			break
@@ -692,6 +701,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Brief(childComplexity), true
+	case "Post.coins":
+		if e.ComplexityRoot.Post.Coins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Coins(childComplexity), true
 	case "Post.createdAt":
 		if e.ComplexityRoot.Post.CreatedAt == nil {
 			break
@@ -838,7 +853,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64)), true
 	case "Query.health":
 		if e.ComplexityRoot.Query.Health == nil {
 			break
@@ -867,7 +882,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64)), true
 	case "Query.sources":
 		if e.ComplexityRoot.Query.Sources == nil {
 			break
@@ -875,6 +890,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Sources(childComplexity), true
 
+	case "Sources.coins":
+		if e.ComplexityRoot.Sources.Coins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sources.Coins(childComplexity), true
 	case "Sources.curatedSources":
 		if e.ComplexityRoot.Sources.CuratedSources == nil {
 			break
@@ -1058,6 +1079,24 @@ type Query {
     source: String
     "Only posts created at or after this instant."
     since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions gives an empty page; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the body (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank. Results stay newest first.
+    """
+    q: String
+    """
+    Only items with an id larger than this one, newest first and paged like
+    the list: a poller passes the largest id it has seen and gets exactly
+    what is new. 0 to 9007199254740991.
+    """
+    sinceId: Int64
   ): PostConnection!
 
   "One curated post; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
@@ -1096,6 +1135,24 @@ type Query {
     important: Boolean
     "Only messages created at or after this instant."
     since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions gives an empty page; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the title, body and AI summary together (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank. Results stay newest first.
+    """
+    q: String
+    """
+    Only items with an id larger than this one, newest first and paged like
+    the list: a poller passes the largest id it has seen and gets exactly
+    what is new. 0 to 9007199254740991.
+    """
+    sinceId: Int64
   ): FirehoseConnection!
 
   "The valid values of the filters."
@@ -1155,6 +1212,8 @@ type Post {
   createdAt: DateTime!
   "The raw source payload, a JSON object. Costs 16."
   raw: JSON!
+  "Tickers of the coins the post is about (cashtags and the names of the most traded assets), sorted; empty when none."
+  coins: [String!]!
   "The weekly brief whose week holds this post, if it has been published."
   brief: Brief
 }
@@ -1222,6 +1281,8 @@ type FirehoseMessage {
   originalSourceUrl: String
   "Creation time."
   createdAt: DateTime!
+  "Tickers of the coins the message is about (cashtags and the names of the most traded assets), sorted; empty when none."
+  coins: [String!]!
 }
 
 "One day of US spot-ETF flows for one asset, in raw US dollars."
@@ -1322,6 +1383,8 @@ type Sources {
   firehosePanes: [Pane!]!
   "Valid ETF assets, sorted. Present only where the deployment offers ETF flows."
   etfAssets: [EtfAsset!]!
+  "Tickers that occur in posts or firehose messages, sorted: each is a ` + "`" + `coins` + "`" + ` value that may match."
+  coins: [String!]!
 }
 
 "Health and version of the service."
@@ -1605,6 +1668,8 @@ func (ec *executionContext) childFields_FirehoseMessage(ctx context.Context, fie
 		return ec.fieldContext_FirehoseMessage_originalSourceUrl(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_FirehoseMessage_createdAt(ctx, field)
+	case "coins":
+		return ec.fieldContext_FirehoseMessage_coins(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FirehoseMessage", field.Name)
 }
@@ -1661,6 +1726,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_createdAt(ctx, field)
 	case "raw":
 		return ec.fieldContext_Post_raw(ctx, field)
+	case "coins":
+		return ec.fieldContext_Post_coins(ctx, field)
 	case "brief":
 		return ec.fieldContext_Post_brief(ctx, field)
 	}
@@ -1697,6 +1764,8 @@ func (ec *executionContext) childFields_Sources(ctx context.Context, field graph
 		return ec.fieldContext_Sources_firehosePanes(ctx, field)
 	case "etfAssets":
 		return ec.fieldContext_Sources_etfAssets(ctx, field)
+	case "coins":
+		return ec.fieldContext_Sources_coins(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sources", field.Name)
 }
@@ -2054,6 +2123,30 @@ func (ec *executionContext) field_Query_firehose_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["since"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "sinceId",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt642ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sinceId"] = arg10
 	return args, nil
 }
 
@@ -2122,6 +2215,30 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["since"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "sinceId",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt642ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sinceId"] = arg8
 	return args, nil
 }
 
@@ -3730,6 +3847,29 @@ func (ec *executionContext) fieldContext_FirehoseMessage_createdAt(_ context.Con
 	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _FirehoseMessage_coins(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseMessage_coins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseMessage_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Health_status(ctx context.Context, field graphql.CollectedField, obj *model.Health) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4167,6 +4307,29 @@ func (ec *executionContext) fieldContext_Post_raw(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Post_coins(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_coins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Post_brief(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4360,7 +4523,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -4536,7 +4699,7 @@ func (ec *executionContext) _Query_firehose(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time))
+			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FirehoseConnection) graphql.Marshaler {
@@ -4909,6 +5072,29 @@ func (ec *executionContext) _Sources_etfAssets(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Sources_etfAssets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type EtfAsset does not have child fields"))
+}
+
+func (ec *executionContext) _Sources_coins(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sources_coins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sources_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -6717,6 +6903,11 @@ func (ec *executionContext) _FirehoseMessage(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "coins":
+			out.Values[i] = ec._FirehoseMessage_coins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6917,6 +7108,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "raw":
 			out.Values[i] = ec._Post_raw(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coins":
+			out.Values[i] = ec._Post_coins(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7374,6 +7570,11 @@ func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "etfAssets":
 			out.Values[i] = ec._Sources_etfAssets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coins":
+			out.Values[i] = ec._Sources_coins(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -10687,6 +10888,24 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOInt642ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalInt64(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt642ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalInt64(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOMoney2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx context.Context, v any) (*db.Money, error) {
 	if v == nil {
 		return nil, nil
@@ -10751,6 +10970,41 @@ func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋd
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

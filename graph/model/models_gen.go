@@ -106,4 +106,6 @@ type Sources struct {
 	FirehosePanes []db.Pane `json:"firehosePanes"`
 	// Valid ETF assets, sorted. Present only where the deployment offers ETF flows.
 	EtfAssets []db.Asset `json:"etfAssets"`
+	// Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match.
+	Coins []string `json:"coins"`
 }

@@ -762,6 +762,9 @@ type FirehoseMessage struct {
 	// Body Text.
 	Body *string `json:"body"`
 
+	// Coins Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Coins *[]string `json:"coins,omitempty"`
+
 	// CreatedAt Creation time. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
 	CreatedAt time.Time `json:"created_at"`
 
@@ -954,6 +957,9 @@ type Post struct {
 	// Body Text of the post; omitted with `include_body=false`.
 	Body *string `json:"body,omitempty"`
 
+	// Coins Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Coins *[]string `json:"coins,omitempty"`
+
 	// CreatedAt Creation time. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
 	CreatedAt time.Time `json:"created_at"`
 
@@ -1004,6 +1010,9 @@ type PostsPage struct {
 
 // Sources The valid values of the filters.
 type Sources struct {
+	// Coins Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match.
+	Coins *[]string `json:"coins,omitempty"`
+
 	// CuratedSources Valid `source` values of posts, sorted.
 	CuratedSources []string `json:"curated_sources"`
 
@@ -1041,11 +1050,17 @@ type Asset = string
 // BriefID defines model for BriefID.
 type BriefID = int64
 
+// Coins Examples: BTC, btc,eth,sol
+type Coins = string
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
 // EtfLimit defines model for EtfLimit.
 type EtfLimit = int
+
+// FirehoseQuery Examples: etf inflows, "spot bitcoin" -ether
+type FirehoseQuery = string
 
 // FirehoseSource defines model for FirehoseSource.
 type FirehoseSource = string
@@ -1086,11 +1101,17 @@ type Pane string
 // PostID defines model for PostID.
 type PostID = int64
 
+// PostQuery Examples: etf inflows, "spot bitcoin" -ether
+type PostQuery = string
+
 // PostSource defines model for PostSource.
 type PostSource = string
 
 // Since Examples: 2026-01-02T15:04:05Z, 2026-01-02T17:04:05.5+02:00, 2026-01-02
 type Since = string
+
+// SinceID defines model for SinceID.
+type SinceID = int64
 
 // To defines model for To.
 type To = openapi_types.Date
@@ -1269,6 +1290,15 @@ type ListFirehoseParams struct {
 	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
 	Since *Since `form:"since,omitempty" json:"since,omitempty"`
 
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the title, body and AI summary together (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *FirehoseQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
+
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
 
@@ -1298,6 +1328,15 @@ type HeadListFirehoseParams struct {
 
 	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
 	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the title, body and AI summary together (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *FirehoseQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
 
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
@@ -1347,6 +1386,15 @@ type ListPostsParams struct {
 	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
 	Since *Since `form:"since,omitempty" json:"since,omitempty"`
 
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the body (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *PostQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
+
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
@@ -1370,6 +1418,15 @@ type HeadListPostsParams struct {
 
 	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
 	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the body (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *PostQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
 
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
@@ -3369,6 +3426,42 @@ func NewListFirehoseRequest(server string, params *ListFirehoseParams) (*http.Re
 
 		}
 
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SinceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since_id", *params.SinceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeSummary != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -3501,6 +3594,42 @@ func NewHeadListFirehoseRequest(server string, params *HeadListFirehoseParams) (
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SinceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since_id", *params.SinceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3795,6 +3924,42 @@ func NewListPostsRequest(server string, params *ListPostsParams) (*http.Request,
 
 		}
 
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SinceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since_id", *params.SinceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeBody != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -3915,6 +4080,42 @@ func NewHeadListPostsRequest(server string, params *HeadListPostsParams) (*http.
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SinceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since_id", *params.SinceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

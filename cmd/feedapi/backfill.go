@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/feedapi/feedapi/db/importer"
+)
+
+// backfillCmd derives columns that rows written before their migration lack.
+type backfillCmd struct {
+	Coins backfillCoinsCmd `cmd:"" help:"Derive the coins of posts and firehose messages whose coins are NULL."`
+}
+
+// backfillCoinsCmd runs importer.BackfillCoins.
+type backfillCoinsCmd struct {
+	Batch int `default:"5000" help:"Rows per read and update (each batch its own transaction)."`
+}
+
+// Run implements the command.
+func (c backfillCoinsCmd) Run(ctx context.Context, g *globals) error {
+	bdb, err := g.open(true)
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+	start := time.Now()
+	stats, err := importer.BackfillCoins(ctx, bdb, c.Batch, g.stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "derived the coins of %d posts and %d firehose messages in %s\n",
+		stats.Posts, stats.Firehose, time.Since(start).Round(time.Millisecond))
+	return nil
+}
