@@ -20,6 +20,9 @@ type Post struct {
 	OriginalSourceURL *string         `bun:"original_source_url"`
 	Raw               json.RawMessage `bun:"raw,type:jsonb,notnull"`
 	CreatedAt         time.Time       `bun:"created_at,notnull"`
+	// StreamPos is the row's stream position (db/stream.go), assigned by
+	// the database on insert; never written by the service.
+	StreamPos int64 `bun:"stream_pos,scanonly"`
 }
 
 // UID is the stable cross-session identifier of the post.
@@ -83,6 +86,9 @@ type FirehoseMessage struct {
 	URL               *string   `bun:"url"`
 	OriginalSourceURL *string   `bun:"original_source_url"`
 	CreatedAt         time.Time `bun:"created_at,notnull"`
+	// StreamPos is the row's stream position (db/stream.go), assigned by
+	// the database on insert; never written by the service.
+	StreamPos int64 `bun:"stream_pos,scanonly"`
 }
 
 // UID is the stable cross-session identifier of the message.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,6 +40,9 @@ type serveFlags struct {
 	AdminAddr     string         `name:"admin-addr" env:"FEEDAPI_ADMIN_ADDR" help:"Address of the admin listener, which serves /metrics (Prometheus) and /debug/pprof/, e.g. 127.0.0.1:9090; never expose it publicly. Empty: no admin listener."`
 	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, API keys from --database-url or, while that does not answer, from the replica; health pings both."`
 	CORSOrigins   []string       `name:"cors-origin" env:"FEEDAPI_CORS_ORIGINS" help:"Browser origins (https://app.example.com, or *) whose scripts may call the API; comma-separated. Empty: none (no CORS headers)."`
+	StreamLimits  map[string]int `name:"stream-limit" env:"FEEDAPI_STREAM_LIMITS" help:"Open SSE streams per key of each tier, per process, e.g. free=2;pro=10;internal=100 (those are the defaults)."`
+	StreamBeat    time.Duration  `name:"stream-heartbeat" env:"FEEDAPI_STREAM_HEARTBEAT" default:"15s" help:"Interval of the heartbeat comments of the SSE streams."`
+	StreamSlow    time.Duration  `name:"stream-slow-write" env:"FEEDAPI_STREAM_SLOW_WRITE" default:"5s" help:"A stream whose client takes longer than this to take a write is ended with a slow_reader event."`
 	Proxies       []string       `name:"trusted-proxy" env:"FEEDAPI_TRUSTED_PROXIES" help:"CIDR prefixes of the load balancers or reverse proxies whose X-Forwarded-For gives the client IP (per-IP limit, access log), e.g. 10.0.0.0/8,fd00::/8. Empty: the TCP peer is the client and X-Forwarded-For is ignored."`
 }
 
@@ -165,9 +169,20 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	defer ln.Close()
 	serverURL, altURL := c.serverURLs(ln.Addr().String())
 
+	// The change signal: one listening connection to the primary (NOTIFY
+	// does not reach read replicas), reconnecting by itself.
+	hub := graph.NewHub()
+	listenCtx, stopListen := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListen()
+	go db.Listen(listenCtx, g.DatabaseURL, db.ListenOptions{Logger: g.logger}, hub.Resync, hub.Notice) //nolint:errcheck // ends with listenCtx
+	streamsDone := make(chan struct{})
+	var closeStreams sync.Once
+
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
-			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}},
+			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}, Hub: hub},
+		Streams: rest.StreamConfig{Hub: hub, Heartbeat: c.StreamBeat, SlowWrite: c.StreamSlow,
+			TierLimits: c.StreamLimits, Done: streamsDone},
 		Keys:             keySvc,
 		ETFEnabled:       c.ETFEnabled,
 		Version:          version(),
@@ -191,7 +206,12 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if err := pingAll(ctx, ping, pingPrimary); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
-	return serveOn(ctx, ln, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)
+	srv := rest.NewServer(c.Addr, handler)
+	// Shutdown waits for requests in flight; streams and subscriptions
+	// never end by themselves, so they are told to end (each sends a
+	// final event first).
+	srv.RegisterOnShutdown(func() { closeStreams.Do(func() { close(streamsDone) }) })
+	return serveOn(ctx, ln, srv, c.ShutdownGrace, g.logger, ready)
 }
 
 // serverURLs are the OpenAPI document's servers: the flags when set, else
