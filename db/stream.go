@@ -19,9 +19,9 @@ import (
 // only passes bounds never skips a row, whatever the ids of the rows and
 // however concurrent writers interleave their commits. A row inserted by a
 // transaction still running when the bound is taken (or by one that ended
-// after an older transaction, still running, began) waits for the next
-// bound: delivery waits for the oldest write transaction of the cluster
-// (any database of the PostgreSQL server) to end, and never skips.
+// after an older transaction of the same database, still running, began)
+// waits for the next bound: delivery waits for the oldest write
+// transaction of the database to end, and never skips.
 //
 // An update keeps the row's position: the stream does not send an edited
 // row again; the lists show the current row.
@@ -31,13 +31,27 @@ import (
 const StreamBase = int64(1) << 53
 
 // streamBoundSQL is the bound of the positions a reader may pass: the
-// positions of the transactions below the snapshot's xmin, all of which
-// have ended. (xid8 grows by one per transaction; 2^39 transactions fit
-// below 2^63.)
-const streamBoundSQL = `SELECT 9007199254740992 + (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 24)`
+// position of the oldest transaction still running in this database (its
+// id among the snapshot's running ones, matched to the backend_xid of
+// pg_stat_activity), or of the next transaction when none runs. Every
+// transaction of this database below it had ended when pg_stat_activity
+// was read, so a later statement sees all of their rows. On a read replica
+// (in recovery) pg_stat_activity does not show the primary's transactions:
+// there the bound is the snapshot's xmin, the oldest transaction running
+// on the whole server, which is as exact but lets a long transaction of
+// another database delay the streams. (xid8 grows by one per
+// transaction; 2^39 transactions fit below 2^63. Prepared transactions,
+// which pg_stat_activity does not show, are not used by feedapi.)
+const streamBoundSQL = `SELECT 9007199254740992 + (CASE WHEN pg_is_in_recovery()
+	THEN pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+	ELSE coalesce((SELECT min(x::text::bigint) FROM pg_snapshot_xip(pg_current_snapshot()) x
+		WHERE (x::text::bigint & 4294967295) IN (SELECT backend_xid::text::bigint FROM pg_stat_activity
+			WHERE datname = current_database() AND backend_xid IS NOT NULL)),
+		pg_snapshot_xmax(pg_current_snapshot())::text::bigint)
+	END << 24)`
 
 // StreamBound is the exclusive bound of the positions that can be read
-// safely now, and whether rows at or beyond it are already visible in table
+// safely by the statements that follow it, and whether rows at or beyond it are already visible in table
 // "posts" or "firehose" (committed, but held back behind a transaction
 // still running; read again shortly).
 func (s *Store) StreamBound(ctx context.Context, kind string) (bound int64, pending bool, err error) {

@@ -38,7 +38,7 @@ type StreamConfig struct {
 	Heartbeat time.Duration
 	// SlowWrite is how long a write to the client may take: a stream whose
 	// write took longer is ended with a slow_reader event, and one whose
-	// write takes twice as long is cut (default 5s).
+	// write is stuck six times as long (at least 30 s) is cut (default 5s).
 	SlowWrite time.Duration
 	// TierLimits are the open streams per key of each tier, per process
 	// (default DefaultStreamLimits).
@@ -325,11 +325,11 @@ func (sw *sseWriter) event(name, id string, data json.RawMessage) {
 }
 
 // flush writes the buffer to the client. A write that takes longer than
-// slow still completes (errSlowReader); one that takes twice as long is
-// cut, and the connection with it.
+// slow still completes (errSlowReader); one stuck six times as long (at
+// least 30 s) is cut, and the connection with it.
 func (sw *sseWriter) flush() error {
 	start := time.Now()
-	_ = sw.rc.SetWriteDeadline(start.Add(2 * sw.slow))
+	_ = sw.rc.SetWriteDeadline(start.Add(max(6*sw.slow, 30*time.Second)))
 	_, err := sw.w.Write(sw.buf.Bytes())
 	sw.buf.Reset()
 	if sw.buf.Cap() > 64<<10 {

@@ -10,8 +10,9 @@
 -- where txid is the inserting transaction's top-level id (xid8) and n counts
 -- the rows that transaction inserted into the table (1, 2, …; at most
 -- 2^24 - 1 per transaction). Readers only take rows whose txid is below the
--- xmin of their snapshot (db/stream.go): every such transaction has ended, so
--- no row can later appear at a position they have passed. Rows older than
+-- oldest transaction of the database still running (db/stream.go): every
+-- such transaction has ended, so no row can later appear at a position they
+-- have passed. Rows older than
 -- this migration get their id as position (ids are below 2^53), before every
 -- new row. Updates keep the position: an edited item is not streamed again.
 --
