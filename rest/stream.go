@@ -162,14 +162,26 @@ type streamPage struct {
 	} `json:"page"`
 }
 
-// read runs the stream's query after pos (nil: from the parameters), shared
-// with the other streams that ask the same and need no newer generation.
-func (s *server) readStream(ctx context.Context, ep streamEndpoint, vars map[string]any, gen uint64) (*streamPage, error) {
+// streamResult is one read of a stream, rendered: the events of its items
+// (the same bytes for every stream that shares the read) and where it ends.
+type streamResult struct {
+	events   []byte
+	n        int
+	position string
+	hasMore  bool
+	pending  bool
+}
+
+// readStream runs the stream's query with vars, shared with the other
+// streams that ask the same and need no newer generation of the hub: the
+// query, its decoding and the rendering of the events happen once per
+// read, however many streams take it.
+func (s *server) readStream(ctx context.Context, ep streamEndpoint, vars map[string]any, gen uint64) (*streamResult, error) {
 	key, err := json.Marshal(vars)
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.streams.flights.do(ep.query+"\x00"+string(key), gen, s.streams.cfg.Hub.Generation, func() ([]byte, error) {
+	return s.streams.flights.do(ep.query+"\x00"+string(key), gen, s.streams.cfg.Hub.Generation, func() (*streamResult, error) {
 		qctx := context.WithoutCancel(ctx)
 		if s.requestTimeout > 0 {
 			var cancel context.CancelFunc
@@ -181,16 +193,26 @@ func (s *server) readStream(ctx context.Context, ep streamEndpoint, vars map[str
 		if err != nil {
 			return nil, err
 		}
-		return bytes.Clone(data), nil
+		var page streamPage
+		if err := json.Unmarshal(data, &page); err != nil {
+			return nil, fmt.Errorf("%s: %w", ep.query, err)
+		}
+		res := &streamResult{n: len(page.Page.Edges), position: page.Page.Position,
+			hasMore: page.Page.HasMore, pending: page.Page.Pending}
+		var ev bytes.Buffer
+		for _, e := range page.Page.Edges {
+			ev.WriteString("event: ")
+			ev.WriteString(ep.event)
+			ev.WriteString("\nid: ")
+			ev.WriteString(e.Position)
+			ev.WriteString("\ndata: ")
+			// Compact JSON has no newline: one data line.
+			ev.Write(e.Node)
+			ev.WriteString("\n\n")
+		}
+		res.events = ev.Bytes()
+		return res, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	var page streamPage
-	if err := json.Unmarshal(data, &page); err != nil {
-		return nil, fmt.Errorf("%s: %w", ep.query, err)
-	}
-	return &page, nil
 }
 
 // serveStream returns the handler of an SSE endpoint.
@@ -244,12 +266,9 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 		<-retry.C
 		defer retry.Stop()
 		for {
-			for _, e := range page.Page.Edges {
-				sw.event(ep.event, e.Position, e.Node)
-			}
-			vars["after"] = page.Page.Position
-			if len(page.Page.Edges) > 0 {
-				switch err := sw.flush(); {
+			vars["after"] = page.position
+			if page.n > 0 {
+				switch err := sw.write(page.events); {
 				case errors.Is(err, errSlowReader):
 					sw.final("slow_reader", "the client read too slowly; reconnect with Last-Event-ID to resume")
 					return
@@ -257,8 +276,8 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 					return
 				}
 			}
-			if !page.Page.HasMore {
-				if page.Page.Pending {
+			if !page.hasMore {
+				if page.pending {
 					retry.Reset(25 * time.Millisecond)
 				}
 			wait:
@@ -290,9 +309,8 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 				}
 				s.log.WarnContext(r.Context(), "stream: read failed; retrying",
 					slog.String("request_id", requestID(r.Context())), slog.Any("error", err))
-				page = &streamPage{}
-				page.Page.Position, _ = vars["after"].(string)
-				page.Page.Pending = true
+				pos, _ := vars["after"].(string)
+				page = &streamResult{position: pos, pending: true}
 				retry.Reset(time.Second)
 				continue
 			}
@@ -312,29 +330,20 @@ type sseWriter struct {
 	buf  bytes.Buffer
 }
 
-// event adds one event to the buffer.
-func (sw *sseWriter) event(name, id string, data json.RawMessage) {
-	sw.buf.WriteString("event: ")
-	sw.buf.WriteString(name)
-	sw.buf.WriteString("\nid: ")
-	sw.buf.WriteString(id)
-	sw.buf.WriteString("\ndata: ")
-	// Compact JSON has no newline: one data line.
-	sw.buf.Write(data)
-	sw.buf.WriteString("\n\n")
-}
-
 // flush writes the buffer to the client. A write that takes longer than
 // slow still completes (errSlowReader); one stuck six times as long (at
 // least 30 s) is cut, and the connection with it.
 func (sw *sseWriter) flush() error {
+	err := sw.write(sw.buf.Bytes())
+	sw.buf = bytes.Buffer{} // an idle stream keeps no buffer
+	return err
+}
+
+// write writes b to the client and flushes it, timed as flush says.
+func (sw *sseWriter) write(b []byte) error {
 	start := time.Now()
 	_ = sw.rc.SetWriteDeadline(start.Add(max(6*sw.slow, 30*time.Second)))
-	_, err := sw.w.Write(sw.buf.Bytes())
-	sw.buf.Reset()
-	if sw.buf.Cap() > 64<<10 {
-		sw.buf = bytes.Buffer{} // a large read is not kept for the idle stream
-	}
+	_, err := sw.w.Write(b)
 	if err == nil {
 		err = sw.rc.Flush()
 	}
@@ -369,19 +378,19 @@ type flights struct {
 type flight struct {
 	gen  uint64
 	done chan struct{}
-	data []byte
+	res  *streamResult
 	err  error
 }
 
 // maxFlights bounds the finished reads kept for sharing.
 const maxFlights = 4096
 
-func (f *flights) do(key string, gen uint64, current func() uint64, read func() ([]byte, error)) ([]byte, error) {
+func (f *flights) do(key string, gen uint64, current func() uint64, read func() (*streamResult, error)) (*streamResult, error) {
 	f.mu.Lock()
 	if fl, ok := f.m[key]; ok && fl.gen >= gen {
 		f.mu.Unlock()
 		<-fl.done
-		return fl.data, fl.err
+		return fl.res, fl.err
 	}
 	if len(f.m) >= maxFlights {
 		for k, fl := range f.m {
@@ -395,7 +404,7 @@ func (f *flights) do(key string, gen uint64, current func() uint64, read func() 
 	fl := &flight{gen: current(), done: make(chan struct{})}
 	f.m[key] = fl
 	f.mu.Unlock()
-	fl.data, fl.err = read()
+	fl.res, fl.err = read()
 	close(fl.done)
 	if fl.err != nil {
 		f.mu.Lock()
@@ -404,5 +413,5 @@ func (f *flights) do(key string, gen uint64, current func() uint64, read func() 
 		}
 		f.mu.Unlock()
 	}
-	return fl.data, fl.err
+	return fl.res, fl.err
 }
