@@ -103,23 +103,24 @@ func (h *Hub) publish(kind string) {
 	h.kinds[kind] = &signal{ch: make(chan struct{})}
 }
 
-// Subscribe returns the changes of every kind until ctx ends, when the
-// channel is closed. Changes that happen while the consumer has not taken
+// Subscribe returns the changes of every kind published after it returns,
+// until ctx ends, when the channel is closed. Changes that happen while the consumer has not taken
 // the last one coalesce per kind (at most one pending Change per kind,
 // Resync if any of them was), so a slow consumer never holds the hub up
 // and never misses that a kind changed. One goroutine per subscription.
 func (h *Hub) Subscribe(ctx context.Context) <-chan Change {
 	out := make(chan Change)
+	// Taken now, so that every change after Subscribe returns is seen.
+	h.mu.Lock()
+	epoch := h.epoch.Load()
+	seen := []uint64{epoch, epoch, epoch, epoch}
+	cur := make([]*signal, len(Kinds))
+	for i, k := range Kinds {
+		cur[i] = h.kinds[k]
+	}
+	h.mu.Unlock()
 	go func() {
 		defer close(out)
-		h.mu.Lock()
-		epoch := h.epoch.Load()
-		seen := []uint64{epoch, epoch, epoch, epoch}
-		cur := make([]*signal, len(Kinds))
-		for i, k := range Kinds {
-			cur[i] = h.kinds[k]
-		}
-		h.mu.Unlock()
 		pending := make([]Change, 0, len(Kinds))
 		for {
 			// Collect whatever has happened without blocking.
