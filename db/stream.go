@@ -97,7 +97,7 @@ func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (
 	}
 	var pos int64
 	err = s.db.QueryRowContext(ctx, `SELECT coalesce(min(stream_pos), 9223372036854775807) - 1 FROM `+table+
-		` WHERE created_at >= $1`, clampTime(since)).Scan(&pos)
+		` WHERE created_at >= ?`, clampTime(since)).Scan(&pos)
 	if err != nil {
 		return 0, fmt.Errorf("stream start of %s: %w", kind, err)
 	}

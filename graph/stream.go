@@ -24,12 +24,11 @@ const streamPageSize = 50
 
 // streamRead is one read of a stream: the range and where it ends.
 type streamRead struct {
-	kind     string
-	after    int64 // -1: start at the current end
-	bound    int64
-	pending  bool
-	limit    int
-	position int64
+	kind    string
+	after   int64 // -1: start at the current end
+	bound   int64
+	pending bool
+	limit   int
 }
 
 // startRead validates the stream arguments shared by both streams and

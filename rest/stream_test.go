@@ -446,3 +446,37 @@ func TestSlowReaderIsDropped(t *testing.T) {
 		t.Errorf("the slow reader got all %d posts; it was not dropped", n-1)
 	}
 }
+
+// TestStreamSince: with since, a stream first sends every matching post
+// created since then, in position order, then goes on live.
+func TestStreamSince(t *testing.T) {
+	bdb, url := dbtest.NewWithURL(t)
+	ks := keys.NewService(bdb, keys.Options{})
+	key, _, err := ks.Create(context.Background(), db.TierPro, "since")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := insertPosts(ctx, bdb, "SinceTest", []int64{7_000_003, 7_000_001}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := insertPosts(ctx, bdb, "SinceTest", []int64{7_000_002}, 0); err != nil {
+		t.Fatal(err)
+	}
+	a := startReplica(t, url, "feedapi_listen_since", ks, StreamConfig{})
+	_, events := openStream(t, ctx, a.srv.URL+"/v1/posts/stream?source=SinceTest&since=2000-01-01", key, "")
+	if err := insertPosts(ctx, bdb, "SinceTest", []int64{7_000_000}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	var ids []string
+	collect(t, "since", events, &got, &ids, 4)
+	var want []int64
+	if err := bdb.NewRaw("SELECT id FROM posts WHERE source = 'SinceTest' ORDER BY stream_pos").Scan(ctx, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
