@@ -22,6 +22,9 @@ type Post struct {
 	CreatedAt         time.Time       `bun:"created_at,notnull"`
 	// Coins are the tickers the post is about, sorted (nil: not derived yet).
 	Coins []string `bun:"coins,array"`
+	// StreamPos is the row's stream position (db/stream.go), assigned by
+	// the database on insert; never written by the service.
+	StreamPos int64 `bun:"stream_pos,scanonly"`
 }
 
 // UID is the stable cross-session identifier of the post.
@@ -87,6 +90,9 @@ type FirehoseMessage struct {
 	CreatedAt         time.Time `bun:"created_at,notnull"`
 	// Coins are the tickers the message is about, sorted (nil: not derived yet).
 	Coins []string `bun:"coins,array"`
+	// StreamPos is the row's stream position (db/stream.go), assigned by
+	// the database on insert; never written by the service.
+	StreamPos int64 `bun:"stream_pos,scanonly"`
 }
 
 // UID is the stable cross-session identifier of the message.

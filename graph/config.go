@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -43,6 +44,13 @@ type Config struct {
 	// which holds the API keys. Health then reports both, and the primary
 	// alone being away degrades health without making the API unreadable.
 	PingPrimary func(ctx context.Context) error
+	// WebsocketInit checks the connection_init payload of a websocket
+	// connection and returns the context its operations run in; nil
+	// accepts every connection (the caller checked the upgrade request).
+	WebsocketInit func(ctx context.Context, payload map[string]any) (context.Context, error)
+	// Hub is the change signal of the process (NewHub, fed by db.Listen);
+	// without it the subscriptions answer bad_request.
+	Hub *Hub
 	// Extensions are further gqlgen extensions (metrics, tracing), used
 	// after feedapi's own by NewHandler, NewExecutor and ConfigureExecutor.
 	// A field interceptor (graphql.FieldInterceptor) is refused with a
@@ -221,12 +229,31 @@ func NewExecutor(cfg Config) *executor.Executor {
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := handler.New(NewSchema(cfg))
+	// Subscriptions first: SSE takes POSTs that accept text/event-stream,
+	// the websocket GETs that upgrade.
+	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.Websocket{
+		KeepAlivePingInterval: 10 * time.Second,
+		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			if cfg.WebsocketInit == nil {
+				return ctx, nil, nil
+			}
+			ctx, err := cfg.WebsocketInit(ctx, p)
+			return ctx, nil, err
+		},
+	})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	configure(srv, cfg)
 	srv.Use(operationGuard{log: cfg.Logger, maxBytes: cfg.Limits.MaxResponseBytes})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && !checkBody(w, r, cfg.Limits.MaxBodyBytes) {
+			return
+		}
+		if _, ok := w.(http.Flusher); ok && (r.Header.Get("Upgrade") != "" || r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")) {
+			// Subscriptions write as they go; their errors are coded by
+			// the error presenter.
+			srv.ServeHTTP(w, r)
 			return
 		}
 		cw := &codedErrors{ResponseWriter: w}

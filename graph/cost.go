@@ -71,6 +71,12 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Brief.Posts = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return conn(child, first, last)
 	}
+	c.Query.PostStream = func(child int, _ *string, first *int, _ *string, _ *time.Time) int {
+		return 1 + streamCost(first)*child
+	}
+	c.Query.FirehoseStream = func(child int, _ *string, first *int, _ *db.Pane, _ *string, _ *bool, _ *time.Time) int {
+		return 1 + streamCost(first)*child
+	}
 	c.Query.EtfFlows = func(child int, _ []db.Asset, _, _ *time.Time, first *int) int {
 		n := defaultEtfSize
 		if first != nil {
@@ -96,4 +102,12 @@ func pageCost(first, last *int) int {
 		n = *last
 	}
 	return min(max(n, 1), maxPageSize)
+}
+
+// streamCost is the number of items a stream read may return.
+func streamCost(first *int) int {
+	if first == nil {
+		return streamPageSize
+	}
+	return min(max(*first, 1), maxPageSize)
 }

@@ -74,6 +74,10 @@ func (g operationGuard) InterceptOperation(ctx context.Context, next graphql.Ope
 	op := &operationState{limit: int64(g.maxBytes)}
 	ctx, op.stop = context.WithCancelCause(context.WithValue(ctx, operationKey{}, op))
 	h := next(ctx)
+	// A subscription's events are separate responses: each is capped on
+	// its own, and the operation ends when the subscription does.
+	sub := graphql.HasOperationContext(ctx) && graphql.GetOperationContext(ctx).Operation != nil &&
+		graphql.GetOperationContext(ctx).Operation.Operation == ast.Subscription
 	var sent int
 	done := false
 	return func(rctx context.Context) *graphql.Response {
@@ -81,6 +85,9 @@ func (g operationGuard) InterceptOperation(ctx context.Context, next graphql.Ope
 			return nil
 		}
 		resp := h(rctx)
+		if sub && resp != nil {
+			sent = 0
+		}
 		if resp != nil {
 			sent += len(resp.Data)
 			if sent > g.maxBytes || errors.Is(context.Cause(ctx), errResponseTooLarge) {
@@ -91,7 +98,7 @@ func (g operationGuard) InterceptOperation(ctx context.Context, next graphql.Ope
 				}}}
 			}
 		}
-		if resp == nil || resp.HasNext == nil || !*resp.HasNext {
+		if resp == nil || !sub && (resp.HasNext == nil || !*resp.HasNext) {
 			done = true
 			op.stop(nil)
 		}

@@ -5,6 +5,7 @@ package graph
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 
 	"github.com/feedapi/feedapi/db"
@@ -18,6 +19,8 @@ type Resolver struct {
 	limits      Limits
 	ping        func(ctx context.Context) error
 	pingPrimary func(ctx context.Context) error // nil without a read replica
+	hub         *Hub                            // nil: no subscriptions
+	logger      *slog.Logger
 }
 
 // newResolver builds the root resolver from a completed Config.
@@ -29,6 +32,8 @@ func newResolver(cfg Config) *Resolver {
 		limits:      cfg.Limits,
 		ping:        cfg.Ping,
 		pingPrimary: cfg.PingPrimary,
+		hub:         cfg.Hub,
+		logger:      cfg.Logger,
 	}
 }
 

@@ -246,6 +246,26 @@ func (r *queryResolver) Health(ctx context.Context) (*model.Health, error) {
 	return h, nil
 }
 
+// PostStream is the resolver for the postStream field.
+func (r *queryResolver) PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time) (*model.PostStreamPage, error) {
+	return r.postStream(ctx, after, first, source, since)
+}
+
+// FirehoseStream is the resolver for the firehoseStream field.
+func (r *queryResolver) FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseStreamPage, error) {
+	return r.firehoseStream(ctx, after, first, pane, source, important, since)
+}
+
+// PostAdded is the resolver for the postAdded field.
+func (r *subscriptionResolver) PostAdded(ctx context.Context, source *string) (<-chan *db.Post, error) {
+	return r.postAdded(ctx, source)
+}
+
+// FirehoseMessageAdded is the resolver for the firehoseMessageAdded field.
+func (r *subscriptionResolver) FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string) (<-chan *db.FirehoseMessage, error) {
+	return r.firehoseMessageAdded(ctx, pane, important, source)
+}
+
 // Brief returns generated.BriefResolver implementation.
 func (r *Resolver) Brief() generated.BriefResolver { return &briefResolver{r} }
 
@@ -258,9 +278,13 @@ func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
+// Subscription returns generated.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
-	briefResolver   struct{ *Resolver }
-	etfFlowResolver struct{ *Resolver }
-	postResolver    struct{ *Resolver }
-	queryResolver   struct{ *Resolver }
+	briefResolver        struct{ *Resolver }
+	etfFlowResolver      struct{ *Resolver }
+	postResolver         struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
 )

@@ -13,6 +13,10 @@ import (
 // error log, and finishes its response like every other: JSON with the
 // charset, gzip when it pays, Content-Length.
 func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
+	if isLive(r) {
+		s.serveLive(w, r)
+		return
+	}
 	bw := &bufferedWriter{header: w.Header(), buf: s.bufs.get()}
 	r = r.WithContext(graph.WithRequestID(r.Context(), requestID(r.Context())))
 	s.graphql.ServeHTTP(bw, r)

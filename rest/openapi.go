@@ -374,6 +374,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			}},
 		}), "404"),
 	}}
+	oaStreamPaths(p)
 	if o.ETFEnabled {
 		p["/v1/etf-flows"] = &oaPathItem{Get: &oaOperation{
 			OperationID: "listEtfFlows", Summary: "List daily ETF flows", Tags: []string{oaTagETF}, Security: oaKeyed(),

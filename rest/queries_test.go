@@ -32,6 +32,10 @@ func TestQueryDocuments(t *testing.T) {
 			names = append(names, ep.query)
 			used[ep.query] = true
 		}
+		for _, ep := range streamEndpoints(eps) {
+			names = append(names, ep.query)
+			used[ep.query] = true
+		}
 		if _, err := prepare(schema, sources, names); err != nil {
 			t.Errorf("ETF %v: %v", etf, err)
 		}

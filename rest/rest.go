@@ -96,6 +96,9 @@ type Config struct {
 	PollCache *PollCache
 	// DisablePollCache serves every first page from the database.
 	DisablePollCache bool
+	// Streams configures the SSE endpoints /v1/posts/stream and
+	// /v1/firehose/stream (rest/stream.go).
+	Streams StreamConfig
 
 	// now, in tests, replaces the rate limits' clock (time.Now, or Redis's
 	// TIME when shared).
@@ -110,6 +113,8 @@ type server struct {
 	graphiql       *graphiql
 	openapi        []byte
 	endpoints      []endpoint
+	streamEps      []streamEndpoint
+	streams        *streams
 	rateLimit      int
 	tierRateLimits map[string]int
 	ipRateLimit    int
@@ -161,6 +166,14 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Graph.Logger == nil {
 		cfg.Graph.Logger = cfg.Logger
 	}
+	// One change signal for the SSE streams and the subscriptions.
+	if cfg.Streams.Hub == nil {
+		cfg.Streams.Hub = cfg.Graph.Hub
+	}
+	if cfg.Streams.Hub == nil {
+		cfg.Streams.Hub = graph.NewHub()
+	}
+	cfg.Graph.Hub = cfg.Streams.Hub
 	clientIP, err := clientIPFunc(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -193,8 +206,13 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.streamEps = streamEndpoints(s.endpoints)
+	s.streams = newStreams(cfg.Streams)
 	names := []string{"health"}
 	for _, ep := range s.endpoints {
+		names = append(names, ep.query)
+	}
+	for _, ep := range s.streamEps {
 		names = append(names, ep.query)
 	}
 	sources, err := readQueries()
@@ -220,6 +238,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest: build OpenAPI document: %w", err)
 	}
+	cfg.Graph.WebsocketInit = s.websocketInit
 	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))
 	if s.graphiql, err = newGraphiQL(); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)

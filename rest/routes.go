@@ -35,6 +35,9 @@ func (s *server) routes() http.Handler {
 		for _, ep := range s.endpoints {
 			getHead(r, ep.pattern, s.serve(ep))
 		}
+		for _, ep := range s.streamEps {
+			r.Method(http.MethodGet, ep.pattern, s.serveStream(ep))
+		}
 	})
 	// The GraphiQL page's assets: no key, limited per client IP.
 	getHead(r, graphiqlAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +45,7 @@ func (s *server) routes() http.Handler {
 	})))
 	// GraphQL for internal dashboards.
 	r.Group(func(r chi.Router) {
-		r.Use(s.playgroundWithoutKey, s.authenticate, s.keyed("internal"))
+		r.Use(s.playgroundWithoutKey, s.websocketWithoutHeader, s.authenticate, s.keyed("internal"))
 		r.Method(http.MethodGet, "/graphql", http.HandlerFunc(s.serveGraphQL))
 		r.Method(http.MethodPost, "/graphql", http.HandlerFunc(s.serveGraphQL))
 	})
@@ -65,12 +68,17 @@ func (s *server) playgroundWithoutKey(next http.Handler) http.Handler {
 	})
 }
 
-// deadline bounds the context of every request by Config.RequestTimeout.
+// deadline bounds the context of every request by Config.RequestTimeout,
+// except the SSE streams', which bound each of their reads instead.
 func (s *server) deadline(next http.Handler) http.Handler {
 	if s.requestTimeout <= 0 {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/stream") || (r.URL.Path == "/graphql" && isLive(r)) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.requestTimeout)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -87,6 +95,9 @@ func getHead(r chi.Router, pattern string, h http.Handler) {
 func allowed(path string) string {
 	if path == "/graphql" {
 		return "GET, POST"
+	}
+	if strings.HasSuffix(path, "/stream") {
+		return "GET"
 	}
 	return "GET, HEAD"
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,6 +41,9 @@ type serveFlags struct {
 	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, API keys from --database-url or, while that does not answer, from the replica; health pings both."`
 	CORSOrigins   []string       `name:"cors-origin" env:"FEEDAPI_CORS_ORIGINS" help:"Browser origins (https://app.example.com, or *) whose scripts may call the API; comma-separated. Empty: none (no CORS headers)."`
 	PollCacheTTL  time.Duration  `name:"poll-cache-ttl" env:"FEEDAPI_POLL_CACHE_TTL" default:"1s" help:"Longest the first page of /v1/posts or /v1/firehose (per parameter set) is answered from memory, without a query, after it was read; the most a poller's answer lags behind a write (0: no cache)."`
+	StreamLimits  map[string]int `name:"stream-limit" env:"FEEDAPI_STREAM_LIMITS" help:"Open SSE streams per key of each tier, per process, e.g. free=2;pro=10;internal=100 (those are the defaults)."`
+	StreamBeat    time.Duration  `name:"stream-heartbeat" env:"FEEDAPI_STREAM_HEARTBEAT" default:"15s" help:"Interval of the heartbeat comments of the SSE streams."`
+	StreamSlow    time.Duration  `name:"stream-slow-write" env:"FEEDAPI_STREAM_SLOW_WRITE" default:"5s" help:"A stream whose client takes longer than this to take a write is ended with a slow_reader event."`
 	Proxies       []string       `name:"trusted-proxy" env:"FEEDAPI_TRUSTED_PROXIES" help:"CIDR prefixes of the load balancers or reverse proxies whose X-Forwarded-For gives the client IP (per-IP limit, access log), e.g. 10.0.0.0/8,fd00::/8. Empty: the TCP peer is the client and X-Forwarded-For is ignored."`
 }
 
@@ -176,12 +180,24 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	defer ln.Close()
 	serverURL, altURL := c.serverURLs(ln.Addr().String())
 
-	// The first pages pollers ask for; a change signal may call
-	// polls.Invalidate("posts" or "firehose") to end them before their TTL.
+	// The change signal: one listening connection to the primary (NOTIFY
+	// does not reach read replicas), reconnecting by itself.
+	hub := graph.NewHub()
+	listenCtx, stopListen := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopListen()
+	go db.Listen(listenCtx, g.DatabaseURL, db.ListenOptions{Logger: g.logger}, hub.Resync, hub.Notice) //nolint:errcheck // ends with listenCtx
+	// The first pages pollers ask for, ended by the change signal as soon as
+	// their rows change; the TTL bounds only what a lost signal leaves.
 	polls := rest.NewPollCache(c.PollCacheTTL)
+	go invalidateOnChange(hub.Subscribe(listenCtx), polls)
+	streamsDone := make(chan struct{})
+	var closeStreams sync.Once
+
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
-			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}},
+			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}, Hub: hub},
+		Streams: rest.StreamConfig{Hub: hub, Heartbeat: c.StreamBeat, SlowWrite: c.StreamSlow,
+			TierLimits: c.StreamLimits, Done: streamsDone},
 		Keys:             keySvc,
 		ETFEnabled:       c.ETFEnabled,
 		Version:          version(),
@@ -207,7 +223,12 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if err := pingAll(ctx, ping, pingPrimary); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
-	return serveOn(ctx, ln, rest.NewServer(c.Addr, handler), c.ShutdownGrace, g.logger, ready)
+	srv := rest.NewServer(c.Addr, handler)
+	// Shutdown waits for requests in flight; streams and subscriptions
+	// never end by themselves, so they are told to end (each sends a
+	// final event first).
+	srv.RegisterOnShutdown(func() { closeStreams.Do(func() { close(streamsDone) }) })
+	return serveOn(ctx, ln, srv, c.ShutdownGrace, g.logger, ready)
 }
 
 // serverURLs are the OpenAPI document's servers: the flags when set, else
@@ -261,4 +282,15 @@ func hostPort(addr string) string {
 		return "localhost:" + port
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// invalidateOnChange ends the cached first pages of posts or firehose on
+// each change of their rows (and on a resync, which names every kind).
+func invalidateOnChange(changes <-chan graph.Change, polls *rest.PollCache) {
+	for change := range changes {
+		switch change.Kind {
+		case rest.PollPosts, rest.PollFirehose:
+			polls.Invalidate(change.Kind)
+		}
+	}
 }

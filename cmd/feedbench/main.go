@@ -95,6 +95,13 @@ type cli struct {
 	SinceLag     time.Duration `name:"since-lag" default:"5s" help:"posts-since: how long before each request its since lies."`
 	EtfDays      int           `name:"etf-days" default:"30" help:"etf-list: days from the newest flow date back to from."`
 
+	Streams        int           `help:"Stream scenario instead of the request scenarios: open this many SSE streams of /v1/posts/stream (needs --database-url), insert posts and measure commit-to-client latency, memory per idle stream and goroutines."`
+	Subscriptions  int           `help:"Stream scenario: also this many GraphQL postAdded subscriptions (internal key)."`
+	StreamItems    int           `name:"stream-items" default:"200" help:"Stream scenario: posts the writer inserts."`
+	StreamInterval time.Duration `name:"stream-interval" default:"20ms" help:"Stream scenario: pause between the writer's inserts."`
+	DatabaseURL    string        `name:"database-url" env:"DATABASE_URL" help:"Stream scenario: the service's database, where the writer inserts."`
+	AdminURL       string        `name:"admin-url" help:"Stream scenario: the service's admin listener (http://127.0.0.1:9090), for its goroutine count."`
+
 	selected []*scenario // resolved from Scenarios by validate
 }
 
@@ -198,6 +205,14 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 		if _, err := readStatus(statusPath(c.PID)); err != nil {
 			return fmt.Errorf("--pid: %w", err)
 		}
+	}
+	if c.Streams > 0 || c.Subscriptions > 0 {
+		if c.DatabaseURL == "" {
+			return errors.New("the stream scenario needs --database-url")
+		}
+		sb := &streamBench{base: base, key: c.Key, dbURL: c.DatabaseURL, adminURL: c.AdminURL, pid: c.PID,
+			streams: c.Streams, subs: c.Subscriptions, items: max(c.StreamItems, 1), interval: c.StreamInterval, stdout: stdout}
+		return sb.run(ctx)
 	}
 	l := c.load()
 	client := newClient(l.timeout, max(l.workers, l.maxWorkers))

@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	EtfFlow() EtfFlowResolver
 	Post() PostResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -139,6 +140,18 @@ type ComplexityRoot struct {
 		Username          func(childComplexity int) int
 	}
 
+	FirehoseStreamEdge struct {
+		Node     func(childComplexity int) int
+		Position func(childComplexity int) int
+	}
+
+	FirehoseStreamPage struct {
+		Edges    func(childComplexity int) int
+		HasMore  func(childComplexity int) int
+		Pending  func(childComplexity int) int
+		Position func(childComplexity int) int
+	}
+
 	Health struct {
 		APIVersion      func(childComplexity int) int
 		Database        func(childComplexity int) int
@@ -180,6 +193,18 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PostStreamEdge struct {
+		Node     func(childComplexity int) int
+		Position func(childComplexity int) int
+	}
+
+	PostStreamPage struct {
+		Edges    func(childComplexity int) int
+		HasMore  func(childComplexity int) int
+		Pending  func(childComplexity int) int
+		Position func(childComplexity int) int
+	}
+
 	Query struct {
 		Brief          func(childComplexity int, id int64) int
 		Briefs         func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -187,8 +212,10 @@ type ComplexityRoot struct {
 		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
 		EtfSummary     func(childComplexity int, assets []db.Asset) int
 		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) int
+		FirehoseStream func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time) int
 		Health         func(childComplexity int) int
 		Post           func(childComplexity int, id int64) int
+		PostStream     func(childComplexity int, after *string, first *int, source *string, since *time.Time) int
 		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) int
 		Sources        func(childComplexity int) int
 	}
@@ -198,6 +225,11 @@ type ComplexityRoot struct {
 		CuratedSources func(childComplexity int) int
 		EtfAssets      func(childComplexity int) int
 		FirehosePanes  func(childComplexity int) int
+	}
+
+	Subscription struct {
+		FirehoseMessageAdded func(childComplexity int, pane *db.Pane, important *bool, source *string) int
+		PostAdded            func(childComplexity int, source *string) int
 	}
 }
 
@@ -225,6 +257,12 @@ type QueryResolver interface {
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
 	EtfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error)
 	Health(ctx context.Context) (*model.Health, error)
+	PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time) (*model.PostStreamPage, error)
+	FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseStreamPage, error)
+}
+type SubscriptionResolver interface {
+	PostAdded(ctx context.Context, source *string) (<-chan *db.Post, error)
+	FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string) (<-chan *db.FirehoseMessage, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -627,6 +665,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FirehoseMessage.Username(childComplexity), true
 
+	case "FirehoseStreamEdge.node":
+		if e.ComplexityRoot.FirehoseStreamEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseStreamEdge.Node(childComplexity), true
+	case "FirehoseStreamEdge.position":
+		if e.ComplexityRoot.FirehoseStreamEdge.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseStreamEdge.Position(childComplexity), true
+
+	case "FirehoseStreamPage.edges":
+		if e.ComplexityRoot.FirehoseStreamPage.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseStreamPage.Edges(childComplexity), true
+	case "FirehoseStreamPage.hasMore":
+		if e.ComplexityRoot.FirehoseStreamPage.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseStreamPage.HasMore(childComplexity), true
+	case "FirehoseStreamPage.pending":
+		if e.ComplexityRoot.FirehoseStreamPage.Pending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseStreamPage.Pending(childComplexity), true
+	case "FirehoseStreamPage.position":
+		if e.ComplexityRoot.FirehoseStreamPage.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseStreamPage.Position(childComplexity), true
+
 	case "Health.apiVersion":
 		if e.ComplexityRoot.Health.APIVersion == nil {
 			break
@@ -788,6 +864,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEdge.Node(childComplexity), true
 
+	case "PostStreamEdge.node":
+		if e.ComplexityRoot.PostStreamEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStreamEdge.Node(childComplexity), true
+	case "PostStreamEdge.position":
+		if e.ComplexityRoot.PostStreamEdge.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStreamEdge.Position(childComplexity), true
+
+	case "PostStreamPage.edges":
+		if e.ComplexityRoot.PostStreamPage.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStreamPage.Edges(childComplexity), true
+	case "PostStreamPage.hasMore":
+		if e.ComplexityRoot.PostStreamPage.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStreamPage.HasMore(childComplexity), true
+	case "PostStreamPage.pending":
+		if e.ComplexityRoot.PostStreamPage.Pending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStreamPage.Pending(childComplexity), true
+	case "PostStreamPage.position":
+		if e.ComplexityRoot.PostStreamPage.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStreamPage.Position(childComplexity), true
+
 	case "Query.brief":
 		if e.ComplexityRoot.Query.Brief == nil {
 			break
@@ -854,6 +968,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64)), true
+	case "Query.firehoseStream":
+		if e.ComplexityRoot.Query.FirehoseStream == nil {
+			break
+		}
+
+		args, err := ec.field_Query_firehoseStream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.FirehoseStream(childComplexity, args["after"].(*string), args["first"].(*int), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time)), true
 	case "Query.health":
 		if e.ComplexityRoot.Query.Health == nil {
 			break
@@ -872,6 +997,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(int64)), true
+	case "Query.postStream":
+		if e.ComplexityRoot.Query.PostStream == nil {
+			break
+		}
+
+		args, err := ec.field_Query_postStream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PostStream(childComplexity, args["after"].(*string), args["first"].(*int), args["source"].(*string), args["since"].(*time.Time)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -915,6 +1051,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Sources.FirehosePanes(childComplexity), true
 
+	case "Subscription.firehoseMessageAdded":
+		if e.ComplexityRoot.Subscription.FirehoseMessageAdded == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_firehoseMessageAdded_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.FirehoseMessageAdded(childComplexity, args["pane"].(*db.Pane), args["important"].(*bool), args["source"].(*string)), true
+	case "Subscription.postAdded":
+		if e.ComplexityRoot.Subscription.PostAdded == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_postAdded_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.PostAdded(childComplexity, args["source"].(*string)), true
+
 	}
 	return 0, false
 }
@@ -955,6 +1114,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -997,6 +1173,7 @@ another) is replaced by a ` + "`" + `bad_request` + "`" + ` error that names the
 """
 schema {
   query: Query
+  subscription: Subscription
 }
 
 """
@@ -1190,6 +1367,108 @@ type Query {
 
   "Service health and version."
   health: Health!
+
+  """
+  Curated posts in the order they became visible (their stream positions),
+  oldest first: the posts after the stream position ` + "`" + `after` + "`" + `, or, without
+  it, after the first post created at or after ` + "`" + `since` + "`" + `, or, without either,
+  none (` + "`" + `position` + "`" + ` is then the current end of the stream). Pass ` + "`" + `position` + "`" + `
+  as ` + "`" + `after` + "`" + ` to read on; no post is skipped or repeated, whatever the ids of
+  new posts and the order in which concurrent writers commit. An edited post
+  keeps its position and is not read again. ` + "`" + `/v1/posts/stream` + "`" + ` reads it.
+  """
+  postStream(
+    "A ` + "`" + `position` + "`" + ` or edge position of an earlier read of this stream."
+    after: String
+    "Largest number of posts, 1 to 100 (default 50)."
+    first: Int
+    "Only posts with exactly this source label."
+    source: String
+    "Only posts created at or after this instant."
+    since: DateTime
+  ): PostStreamPage!
+
+  """
+  Firehose messages in the order they became visible, oldest first; works as
+  ` + "`" + `postStream` + "`" + `. ` + "`" + `/v1/firehose/stream` + "`" + ` reads it.
+  """
+  firehoseStream(
+    "A ` + "`" + `position` + "`" + ` or edge position of an earlier read of this stream."
+    after: String
+    "Largest number of messages, 1 to 100 (default 50)."
+    first: Int
+    "Only messages of this pane."
+    pane: Pane
+    "Case-insensitive substring of ` + "`" + `source` + "`" + `; ` + "`" + `%` + "`" + ` and ` + "`" + `_` + "`" + ` are literal."
+    source: String
+    "When true, only messages flagged important. False or absent means no filter."
+    important: Boolean
+    "Only messages created at or after this instant."
+    since: DateTime
+  ): FirehoseStreamPage!
+}
+
+"""
+Live updates over the websocket (graphql-transport-ws) or SSE transport of
+` + "`" + `/graphql` + "`" + `, internal keys only. Each subscription sends every matching item
+that becomes visible after it starts, exactly once, in the order of the
+stream positions (see ` + "`" + `Query.postStream` + "`" + `).
+"""
+type Subscription {
+  "Each new curated post."
+  postAdded("Only posts with exactly this source label." source: String): Post!
+  "Each new firehose message."
+  firehoseMessageAdded(
+    "Only messages of this pane."
+    pane: Pane
+    "When true, only messages flagged important."
+    important: Boolean
+    "Case-insensitive substring of ` + "`" + `source` + "`" + `; ` + "`" + `%` + "`" + ` and ` + "`" + `_` + "`" + ` are literal."
+    source: String
+  ): FirehoseMessage!
+}
+
+"A read of the curated posts' stream."
+type PostStreamPage {
+  "The posts read, oldest first, with their stream positions."
+  edges: [PostStreamEdge!]!
+  "Where this read ended: pass it as ` + "`" + `after` + "`" + ` to read on."
+  position: String!
+  "Whether more posts follow now (read on at once)."
+  hasMore: Boolean!
+  """
+  Whether posts already visible wait behind a write transaction still
+  running (anywhere on the database server); read again shortly.
+  """
+  pending: Boolean!
+}
+
+"A curated post and its stream position."
+type PostStreamEdge {
+  "Opaque stream position of this post, valid as ` + "`" + `after` + "`" + ` of ` + "`" + `postStream` + "`" + `."
+  position: String!
+  "The curated post."
+  node: Post!
+}
+
+"A read of the firehose's stream."
+type FirehoseStreamPage {
+  "The messages read, oldest first, with their stream positions."
+  edges: [FirehoseStreamEdge!]!
+  "Where this read ended: pass it as ` + "`" + `after` + "`" + ` to read on."
+  position: String!
+  "Whether more messages follow now (read on at once)."
+  hasMore: Boolean!
+  "Whether messages already visible wait behind a write transaction still running; read again shortly."
+  pending: Boolean!
+}
+
+"A firehose message and its stream position."
+type FirehoseStreamEdge {
+  "Opaque stream position of this message, valid as ` + "`" + `after` + "`" + ` of ` + "`" + `firehoseStream` + "`" + `."
+  position: String!
+  "The firehose message."
+  node: FirehoseMessage!
 }
 
 "An item of the curated feed."
@@ -1674,6 +1953,30 @@ func (ec *executionContext) childFields_FirehoseMessage(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type FirehoseMessage", field.Name)
 }
 
+func (ec *executionContext) childFields_FirehoseStreamEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "position":
+		return ec.fieldContext_FirehoseStreamEdge_position(ctx, field)
+	case "node":
+		return ec.fieldContext_FirehoseStreamEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FirehoseStreamEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_FirehoseStreamPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_FirehoseStreamPage_edges(ctx, field)
+	case "position":
+		return ec.fieldContext_FirehoseStreamPage_position(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_FirehoseStreamPage_hasMore(ctx, field)
+	case "pending":
+		return ec.fieldContext_FirehoseStreamPage_pending(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FirehoseStreamPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Health(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "status":
@@ -1754,6 +2057,30 @@ func (ec *executionContext) childFields_PostEdge(ctx context.Context, field grap
 		return ec.fieldContext_PostEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PostStreamEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "position":
+		return ec.fieldContext_PostStreamEdge_position(ctx, field)
+	case "node":
+		return ec.fieldContext_PostStreamEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostStreamEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PostStreamPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_PostStreamPage_edges(ctx, field)
+	case "position":
+		return ec.fieldContext_PostStreamPage_position(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_PostStreamPage_hasMore(ctx, field)
+	case "pending":
+		return ec.fieldContext_PostStreamPage_pending(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostStreamPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Sources(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2056,6 +2383,60 @@ func (ec *executionContext) field_Query_etfSummary_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_firehoseStream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "pane",
+		func(ctx context.Context, v any) (*db.Pane, error) {
+			return ec.unmarshalOPane2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pane"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "important",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["important"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_firehose_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2150,6 +2531,44 @@ func (ec *executionContext) field_Query_firehose_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_postStream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_post_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2239,6 +2658,50 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["sinceId"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_firehoseMessageAdded_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "pane",
+		func(ctx context.Context, v any) (*db.Pane, error) {
+			return ec.unmarshalOPane2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pane"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "important",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["important"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_postAdded_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg0
 	return args, nil
 }
 
@@ -3870,6 +4333,162 @@ func (ec *executionContext) fieldContext_FirehoseMessage_coins(_ context.Context
 	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _FirehoseStreamEdge_position(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseStreamEdge_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseStreamEdge_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseStreamEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FirehoseStreamEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseStreamEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.FirehoseMessage) graphql.Marshaler {
+			return ec.marshalNFirehoseMessage2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐFirehoseMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseStreamEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FirehoseStreamEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FirehoseMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FirehoseStreamPage_edges(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseStreamPage_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.FirehoseStreamEdge) graphql.Marshaler {
+			return ec.marshalNFirehoseStreamEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseStreamEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseStreamPage_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FirehoseStreamPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FirehoseStreamEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FirehoseStreamPage_position(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseStreamPage_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseStreamPage_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseStreamPage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FirehoseStreamPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseStreamPage_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseStreamPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseStreamPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _FirehoseStreamPage_pending(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseStreamPage_pending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseStreamPage_pending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseStreamPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Health_status(ctx context.Context, field graphql.CollectedField, obj *model.Health) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4513,6 +5132,162 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _PostStreamEdge_position(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStreamEdge_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStreamEdge_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostStreamEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostStreamEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStreamEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStreamEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostStreamEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostStreamPage_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStreamPage_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.PostStreamEdge) graphql.Marshaler {
+			return ec.marshalNPostStreamEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostStreamEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStreamPage_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostStreamPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostStreamEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostStreamPage_position(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStreamPage_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStreamPage_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostStreamPage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostStreamPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStreamPage_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStreamPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostStreamPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PostStreamPage_pending(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStreamPage_pending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStreamPage_pending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostStreamPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4929,6 +5704,94 @@ func (ec *executionContext) fieldContext_Query_health(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_postStream(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_postStream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PostStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["source"].(*string), fc.Args["since"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostStreamPage) graphql.Marshaler {
+			return ec.marshalNPostStreamPage2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostStreamPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_postStream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostStreamPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_postStream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_firehoseStream(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_firehoseStream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().FirehoseStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FirehoseStreamPage) graphql.Marshaler {
+			return ec.marshalNFirehoseStreamPage2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseStreamPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_firehoseStream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FirehoseStreamPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_firehoseStream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5095,6 +5958,94 @@ func (ec *executionContext) _Sources_coins(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Sources_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_postAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_postAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().PostAdded(ctx, fc.Args["source"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_postAdded(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_postAdded_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_firehoseMessageAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_firehoseMessageAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().FirehoseMessageAdded(ctx, fc.Args["pane"].(*db.Pane), fc.Args["important"].(*bool), fc.Args["source"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.FirehoseMessage) graphql.Marshaler {
+			return ec.marshalNFirehoseMessage2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐFirehoseMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_firehoseMessageAdded(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FirehoseMessage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_firehoseMessageAdded_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -6929,6 +7880,110 @@ func (ec *executionContext) _FirehoseMessage(ctx context.Context, sel ast.Select
 	return out
 }
 
+var firehoseStreamEdgeImplementors = []string{"FirehoseStreamEdge"}
+
+func (ec *executionContext) _FirehoseStreamEdge(ctx context.Context, sel ast.SelectionSet, obj *model.FirehoseStreamEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseStreamEdgeImplementors)
+	if plainSelectionFirehoseStreamEdge(fields) && plainValueFirehoseStreamEdge(fields, obj) {
+		if nested, ok := ec.plainNestedFirehoseStreamEdge(fields); ok && plainNestedValueFirehoseStreamEdge(fields, nested, obj) {
+			return &plainFirehoseStreamEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FirehoseStreamEdge")
+		case "position":
+			out.Values[i] = ec._FirehoseStreamEdge_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._FirehoseStreamEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var firehoseStreamPageImplementors = []string{"FirehoseStreamPage"}
+
+func (ec *executionContext) _FirehoseStreamPage(ctx context.Context, sel ast.SelectionSet, obj *model.FirehoseStreamPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseStreamPageImplementors)
+	if plainSelectionFirehoseStreamPage(fields) && plainValueFirehoseStreamPage(fields, obj) {
+		return &plainFirehoseStreamPage{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FirehoseStreamPage")
+		case "edges":
+			out.Values[i] = ec._FirehoseStreamPage_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._FirehoseStreamPage_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._FirehoseStreamPage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pending":
+			out.Values[i] = ec._FirehoseStreamPage_pending(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var healthImplementors = []string{"Health"}
 
 func (ec *executionContext) _Health(ctx context.Context, sel ast.SelectionSet, obj *model.Health) graphql.Marshaler {
@@ -7271,6 +8326,110 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var postStreamEdgeImplementors = []string{"PostStreamEdge"}
+
+func (ec *executionContext) _PostStreamEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PostStreamEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postStreamEdgeImplementors)
+	if plainSelectionPostStreamEdge(fields) && plainValuePostStreamEdge(fields, obj) {
+		if nested, ok := ec.plainNestedPostStreamEdge(fields); ok && plainNestedValuePostStreamEdge(fields, nested, obj) {
+			return &plainPostStreamEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostStreamEdge")
+		case "position":
+			out.Values[i] = ec._PostStreamEdge_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PostStreamEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var postStreamPageImplementors = []string{"PostStreamPage"}
+
+func (ec *executionContext) _PostStreamPage(ctx context.Context, sel ast.SelectionSet, obj *model.PostStreamPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postStreamPageImplementors)
+	if plainSelectionPostStreamPage(fields) && plainValuePostStreamPage(fields, obj) {
+		return &plainPostStreamPage{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostStreamPage")
+		case "edges":
+			out.Values[i] = ec._PostStreamPage_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._PostStreamPage_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._PostStreamPage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pending":
+			out.Values[i] = ec._PostStreamPage_pending(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -7511,6 +8670,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "postStream":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_postStream(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "firehoseStream":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_firehoseStream(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -7597,6 +8800,28 @@ func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, 
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "postAdded":
+		return ec._Subscription_postAdded(ctx, fields[0])
+	case "firehoseMessageAdded":
+		return ec._Subscription_firehoseMessageAdded(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -8769,6 +9994,175 @@ func (p *plainFirehoseMessage) MarshalGQL(w io.Writer) {
 	}
 }
 
+// plainSelectionFirehoseStreamEdge reports whether every field selected of a FirehoseStreamEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionFirehoseStreamEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "position", "node":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueFirehoseStreamEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueFirehoseStreamEdge(fields []graphql.CollectedField, obj *model.FirehoseStreamEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainNestedFirehoseStreamEdge collects the sub-selections of the nested plain
+// fields selected of a FirehoseStreamEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedFirehoseStreamEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, firehoseMessageImplementors)
+			if !plainSelectionFirehoseMessage(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueFirehoseStreamEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueFirehoseStreamEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.FirehoseStreamEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueFirehoseMessage(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainFirehoseStreamEdge writes the selected fields of a FirehoseStreamEdge whose selection
+// is plain.
+type plainFirehoseStreamEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.FirehoseStreamEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainFirehoseStreamEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"FirehoseStreamEdge\""...)
+		case "position":
+			b = scalar.AppendString(b, obj.Position)
+		case "node":
+			w.Write(b)
+			nested := plainFirehoseMessage{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionFirehoseStreamPage reports whether every field selected of a FirehoseStreamPage
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionFirehoseStreamPage(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "hasMore", "pending", "position":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueFirehoseStreamPage reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueFirehoseStreamPage(fields []graphql.CollectedField, obj *model.FirehoseStreamPage) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainFirehoseStreamPage writes the selected fields of a FirehoseStreamPage whose selection
+// is plain.
+type plainFirehoseStreamPage struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.FirehoseStreamPage
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainFirehoseStreamPage) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"FirehoseStreamPage\""...)
+		case "hasMore":
+			b = scalar.AppendBoolean(b, obj.HasMore)
+		case "pending":
+			b = scalar.AppendBoolean(b, obj.Pending)
+		case "position":
+			b = scalar.AppendString(b, obj.Position)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
 // plainSelectionHealth reports whether every field selected of a Health
 // is plain: read straight from the Go value, never null where the schema
 // forbids it, never deferred.
@@ -9108,6 +10502,175 @@ func (p *plainPostEdge) MarshalGQL(w io.Writer) {
 			nested := plainPost{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
 			nested.MarshalGQL(w)
 			b = plainBuffer(w)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionPostStreamEdge reports whether every field selected of a PostStreamEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionPostStreamEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "position", "node":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValuePostStreamEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValuePostStreamEdge(fields []graphql.CollectedField, obj *model.PostStreamEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainNestedPostStreamEdge collects the sub-selections of the nested plain
+// fields selected of a PostStreamEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedPostStreamEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, postImplementors)
+			if !plainSelectionPost(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValuePostStreamEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValuePostStreamEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.PostStreamEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValuePost(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainPostStreamEdge writes the selected fields of a PostStreamEdge whose selection
+// is plain.
+type plainPostStreamEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.PostStreamEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainPostStreamEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"PostStreamEdge\""...)
+		case "position":
+			b = scalar.AppendString(b, obj.Position)
+		case "node":
+			w.Write(b)
+			nested := plainPost{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionPostStreamPage reports whether every field selected of a PostStreamPage
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionPostStreamPage(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "hasMore", "pending", "position":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValuePostStreamPage reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValuePostStreamPage(fields []graphql.CollectedField, obj *model.PostStreamPage) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainPostStreamPage writes the selected fields of a PostStreamPage whose selection
+// is plain.
+type plainPostStreamPage struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.PostStreamPage
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainPostStreamPage) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"PostStreamPage\""...)
+		case "hasMore":
+			b = scalar.AppendBoolean(b, obj.HasMore)
+		case "pending":
+			b = scalar.AppendBoolean(b, obj.Pending)
+		case "position":
+			b = scalar.AppendString(b, obj.Position)
 		}
 	}
 	b = append(b, '}')
@@ -10178,6 +11741,64 @@ func (ec *executionContext) marshalNFirehoseMessage2ᚖgithubᚗcomᚋfeedapiᚋ
 	return ec._FirehoseMessage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNFirehoseStreamEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseStreamEdge(ctx context.Context, sel ast.SelectionSet, v model.FirehoseStreamEdge) graphql.Marshaler {
+	return ec._FirehoseStreamEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFirehoseStreamEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseStreamEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FirehoseStreamEdge) graphql.Marshaler {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseStreamEdgeImplementors)
+	if nested, ok := ec.plainNestedFirehoseStreamEdge(fields); ok && plainSelectionFirehoseStreamEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainFirehoseStreamEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueFirehoseStreamEdge(fields, &v[i]) && plainNestedValueFirehoseStreamEdge(fields, nested, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNFirehoseStreamEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseStreamEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFirehoseStreamEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseStreamEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFirehoseStreamPage2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐFirehoseStreamPage(ctx context.Context, sel ast.SelectionSet, v *model.FirehoseStreamPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FirehoseStreamPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNHealth2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐHealth(ctx context.Context, sel ast.SelectionSet, v *model.Health) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -10446,6 +12067,64 @@ func (ec *executionContext) marshalNPostEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapi
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNPostStreamEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostStreamEdge(ctx context.Context, sel ast.SelectionSet, v model.PostStreamEdge) graphql.Marshaler {
+	return ec._PostStreamEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPostStreamEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostStreamEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PostStreamEdge) graphql.Marshaler {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, postStreamEdgeImplementors)
+	if nested, ok := ec.plainNestedPostStreamEdge(fields); ok && plainSelectionPostStreamEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainPostStreamEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValuePostStreamEdge(fields, &v[i]) && plainNestedValuePostStreamEdge(fields, nested, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNPostStreamEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostStreamEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPostStreamEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostStreamEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPostStreamPage2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPostStreamPage(ctx context.Context, sel ast.SelectionSet, v *model.PostStreamPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PostStreamPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSources2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐSources(ctx context.Context, sel ast.SelectionSet, v *model.Sources) graphql.Marshaler {

@@ -42,6 +42,26 @@ type FirehoseEdge struct {
 	Node *db.FirehoseMessage `json:"node"`
 }
 
+// A firehose message and its stream position.
+type FirehoseStreamEdge struct {
+	// Opaque stream position of this message, valid as `after` of `firehoseStream`.
+	Position string `json:"position"`
+	// The firehose message.
+	Node *db.FirehoseMessage `json:"node"`
+}
+
+// A read of the firehose's stream.
+type FirehoseStreamPage struct {
+	// The messages read, oldest first, with their stream positions.
+	Edges []FirehoseStreamEdge `json:"edges"`
+	// Where this read ended: pass it as `after` to read on.
+	Position string `json:"position"`
+	// Whether more messages follow now (read on at once).
+	HasMore bool `json:"hasMore"`
+	// Whether messages already visible wait behind a write transaction still running; read again shortly.
+	Pending bool `json:"pending"`
+}
+
 // Health and version of the service.
 type Health struct {
 	// `ok`, or `degraded` while a database is unreachable: the one the API
@@ -94,6 +114,27 @@ type PostEdge struct {
 	Node *db.Post `json:"node"`
 }
 
+// A curated post and its stream position.
+type PostStreamEdge struct {
+	// Opaque stream position of this post, valid as `after` of `postStream`.
+	Position string `json:"position"`
+	// The curated post.
+	Node *db.Post `json:"node"`
+}
+
+// A read of the curated posts' stream.
+type PostStreamPage struct {
+	// The posts read, oldest first, with their stream positions.
+	Edges []PostStreamEdge `json:"edges"`
+	// Where this read ended: pass it as `after` to read on.
+	Position string `json:"position"`
+	// Whether more posts follow now (read on at once).
+	HasMore bool `json:"hasMore"`
+	// Whether posts already visible wait behind a write transaction still
+	// running (anywhere on the database server); read again shortly.
+	Pending bool `json:"pending"`
+}
+
 // The entry points of every read.
 type Query struct {
 }
@@ -108,4 +149,11 @@ type Sources struct {
 	EtfAssets []db.Asset `json:"etfAssets"`
 	// Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match.
 	Coins []string `json:"coins"`
+}
+
+// Live updates over the websocket (graphql-transport-ws) or SSE transport of
+// `/graphql`, internal keys only. Each subscription sends every matching item
+// that becomes visible after it starts, exactly once, in the order of the
+// stream positions (see `Query.postStream`).
+type Subscription struct {
 }

@@ -489,6 +489,66 @@ func (e HeadListFirehoseParamsPane) Valid() bool {
 	}
 }
 
+// Defines values for StreamFirehoseParamsPane.
+const (
+	StreamFirehoseParamsPaneBlogs     StreamFirehoseParamsPane = "blogs"
+	StreamFirehoseParamsPaneCrypto    StreamFirehoseParamsPane = "crypto"
+	StreamFirehoseParamsPaneIansintel StreamFirehoseParamsPane = "iansintel"
+	StreamFirehoseParamsPaneNews      StreamFirehoseParamsPane = "news"
+	StreamFirehoseParamsPaneTwitter   StreamFirehoseParamsPane = "twitter"
+	StreamFirehoseParamsPaneWire      StreamFirehoseParamsPane = "wire"
+)
+
+// Valid indicates whether the value is a known member of the StreamFirehoseParamsPane enum.
+func (e StreamFirehoseParamsPane) Valid() bool {
+	switch e {
+	case StreamFirehoseParamsPaneBlogs:
+		return true
+	case StreamFirehoseParamsPaneCrypto:
+		return true
+	case StreamFirehoseParamsPaneIansintel:
+		return true
+	case StreamFirehoseParamsPaneNews:
+		return true
+	case StreamFirehoseParamsPaneTwitter:
+		return true
+	case StreamFirehoseParamsPaneWire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HeadStreamFirehoseParamsPane.
+const (
+	HeadStreamFirehoseParamsPaneBlogs     HeadStreamFirehoseParamsPane = "blogs"
+	HeadStreamFirehoseParamsPaneCrypto    HeadStreamFirehoseParamsPane = "crypto"
+	HeadStreamFirehoseParamsPaneIansintel HeadStreamFirehoseParamsPane = "iansintel"
+	HeadStreamFirehoseParamsPaneNews      HeadStreamFirehoseParamsPane = "news"
+	HeadStreamFirehoseParamsPaneTwitter   HeadStreamFirehoseParamsPane = "twitter"
+	HeadStreamFirehoseParamsPaneWire      HeadStreamFirehoseParamsPane = "wire"
+)
+
+// Valid indicates whether the value is a known member of the HeadStreamFirehoseParamsPane enum.
+func (e HeadStreamFirehoseParamsPane) Valid() bool {
+	switch e {
+	case HeadStreamFirehoseParamsPaneBlogs:
+		return true
+	case HeadStreamFirehoseParamsPaneCrypto:
+		return true
+	case HeadStreamFirehoseParamsPaneIansintel:
+		return true
+	case HeadStreamFirehoseParamsPaneNews:
+		return true
+	case HeadStreamFirehoseParamsPaneTwitter:
+		return true
+	case HeadStreamFirehoseParamsPaneWire:
+		return true
+	default:
+		return false
+	}
+}
+
 // Brief A weekly brief in full form, with its Markdown.
 type Brief struct {
 	// Content The brief as Markdown.
@@ -1348,6 +1408,60 @@ type HeadListFirehoseParams struct {
 // HeadListFirehoseParamsPane defines parameters for HeadListFirehose.
 type HeadListFirehoseParamsPane string
 
+// StreamFirehoseParams defines parameters for StreamFirehose.
+type StreamFirehoseParams struct {
+	// Pane Only messages of this pane, written exactly; any other value gives 400 listing the panes.
+	Pane *StreamFirehoseParamsPane `form:"pane,omitempty" json:"pane,omitempty"`
+
+	// Source Only messages whose `source` contains this text, case-insensitive. `%` and `_` are literal characters, not wildcards.
+	Source *FirehoseSource `form:"source,omitempty" json:"source,omitempty"`
+
+	// Important When true, only messages flagged `important`; false (or absent) means no filter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	Important *Important `form:"important,omitempty" json:"important,omitempty"`
+
+	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
+	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
+
+	// Cursor Resume after this event: the `id` of an event of this stream (the `Last-Event-ID` header, which browsers send when they reconnect, takes precedence). Without it, and without `since`, the stream starts with the items that arrive from now on. An undecodable or foreign position gives 400.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// LastEventID The `id` of the last event received; the stream resumes after it: first every item missed (from the database), then live items, with no gap and no duplicate, on any replica.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
+// StreamFirehoseParamsPane defines parameters for StreamFirehose.
+type StreamFirehoseParamsPane string
+
+// HeadStreamFirehoseParams defines parameters for HeadStreamFirehose.
+type HeadStreamFirehoseParams struct {
+	// Pane Only messages of this pane, written exactly; any other value gives 400 listing the panes.
+	Pane *HeadStreamFirehoseParamsPane `form:"pane,omitempty" json:"pane,omitempty"`
+
+	// Source Only messages whose `source` contains this text, case-insensitive. `%` and `_` are literal characters, not wildcards.
+	Source *FirehoseSource `form:"source,omitempty" json:"source,omitempty"`
+
+	// Important When true, only messages flagged `important`; false (or absent) means no filter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	Important *Important `form:"important,omitempty" json:"important,omitempty"`
+
+	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
+	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
+
+	// Cursor Resume after this event: the `id` of an event of this stream (the `Last-Event-ID` header, which browsers send when they reconnect, takes precedence). Without it, and without `since`, the stream starts with the items that arrive from now on. An undecodable or foreign position gives 400.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// LastEventID The `id` of the last event received; the stream resumes after it: first every item missed (from the database), then live items, with no gap and no duplicate, on any replica.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
+// HeadStreamFirehoseParamsPane defines parameters for HeadStreamFirehose.
+type HeadStreamFirehoseParamsPane string
+
 // GetHealthParams defines parameters for GetHealth.
 type GetHealthParams struct {
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
@@ -1436,6 +1550,48 @@ type HeadListPostsParams struct {
 
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// StreamPostsParams defines parameters for StreamPosts.
+type StreamPostsParams struct {
+	// Source Only posts whose `source` is exactly this label (see `/v1/sources`). An unknown label gives an empty page, not an error.
+	Source *PostSource `form:"source,omitempty" json:"source,omitempty"`
+
+	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
+	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
+
+	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
+
+	// Cursor Resume after this event: the `id` of an event of this stream (the `Last-Event-ID` header, which browsers send when they reconnect, takes precedence). Without it, and without `since`, the stream starts with the items that arrive from now on. An undecodable or foreign position gives 400.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// LastEventID The `id` of the last event received; the stream resumes after it: first every item missed (from the database), then live items, with no gap and no duplicate, on any replica.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
+// HeadStreamPostsParams defines parameters for HeadStreamPosts.
+type HeadStreamPostsParams struct {
+	// Source Only posts whose `source` is exactly this label (see `/v1/sources`). An unknown label gives an empty page, not an error.
+	Source *PostSource `form:"source,omitempty" json:"source,omitempty"`
+
+	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
+	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
+
+	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
+
+	// Cursor Resume after this event: the `id` of an event of this stream (the `Last-Event-ID` header, which browsers send when they reconnect, takes precedence). Without it, and without `since`, the stream starts with the items that arrive from now on. An undecodable or foreign position gives 400.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// LastEventID The `id` of the last event received; the stream resumes after it: first every item missed (from the database), then live items, with no gap and no duplicate, on any replica.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
 // GetPostParams defines parameters for GetPost.
@@ -1860,6 +2016,20 @@ type ClientInterface interface {
 	// Corresponds with HEAD /v1/firehose (the `HeadListFirehose` operationId).
 	HeadListFirehose(ctx context.Context, params *HeadListFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamFirehose Stream new firehose messages (SSE)
+	//
+	// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	//
+	// Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
+	StreamFirehose(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadStreamFirehose Headers of: Stream new firehose messages (SSE)
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
+	HeadStreamFirehose(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealth Health and version
 	//
 	// Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -1901,6 +2071,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /v1/posts (the `HeadListPosts` operationId).
 	HeadListPosts(ctx context.Context, params *HeadListPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamPosts Stream new curated posts (SSE)
+	//
+	// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	//
+	// Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
+	StreamPosts(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadStreamPosts Headers of: Stream new curated posts (SSE)
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
+	HeadStreamPosts(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPost Get a curated post
 	//
@@ -2224,6 +2408,40 @@ func (c *Client) HeadListFirehose(ctx context.Context, params *HeadListFirehoseP
 	return c.Client.Do(req)
 }
 
+// StreamFirehose Stream new firehose messages (SSE)
+//
+// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+//
+// Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
+func (c *Client) StreamFirehose(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamFirehoseRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadStreamFirehose Headers of: Stream new firehose messages (SSE)
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
+func (c *Client) HeadStreamFirehose(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadStreamFirehoseRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealth Health and version
 //
 // Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -2316,6 +2534,40 @@ func (c *Client) ListPosts(ctx context.Context, params *ListPostsParams, reqEdit
 // Corresponds with HEAD /v1/posts (the `HeadListPosts` operationId).
 func (c *Client) HeadListPosts(ctx context.Context, params *HeadListPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadListPostsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamPosts Stream new curated posts (SSE)
+//
+// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+//
+// Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
+func (c *Client) StreamPosts(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamPostsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadStreamPosts Headers of: Stream new curated posts (SSE)
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
+func (c *Client) HeadStreamPosts(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadStreamPostsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3680,6 +3932,264 @@ func NewHeadListFirehoseRequest(server string, params *HeadListFirehoseParams) (
 	return req, nil
 }
 
+// NewStreamFirehoseRequest constructs an http.Request for the StreamFirehose method
+func NewStreamFirehoseRequest(server string, params *StreamFirehoseParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/firehose/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Pane != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pane", *params.Pane, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Important != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "important", *params.Important, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeSummary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadStreamFirehoseRequest constructs an http.Request for the HeadStreamFirehose method
+func NewHeadStreamFirehoseRequest(server string, params *HeadStreamFirehoseParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/firehose/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Pane != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pane", *params.Pane, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Important != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "important", *params.Important, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeSummary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string, params *GetHealthParams) (*http.Request, error) {
 	var err error
@@ -4178,6 +4688,240 @@ func NewHeadListPostsRequest(server string, params *HeadListPostsParams) (*http.
 	return req, nil
 }
 
+// NewStreamPostsRequest constructs an http.Request for the StreamPosts method
+func NewStreamPostsRequest(server string, params *StreamPostsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/posts/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeBody != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeRaw != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_raw", *params.IncludeRaw, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadStreamPostsRequest constructs an http.Request for the HeadStreamPosts method
+func NewHeadStreamPostsRequest(server string, params *HeadStreamPostsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/posts/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeBody != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeRaw != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_raw", *params.IncludeRaw, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetPostRequest constructs an http.Request for the GetPost method
 func NewGetPostRequest(server string, id PostID, params *GetPostParams) (*http.Request, error) {
 	var err error
@@ -4611,6 +5355,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /v1/firehose (the `HeadListFirehose` operationId).
 	HeadListFirehoseWithResponse(ctx context.Context, params *HeadListFirehoseParams, reqEditors ...RequestEditorFn) (*HeadListFirehoseResponse, error)
 
+	// StreamFirehoseWithResponse Stream new firehose messages (SSE)
+	//
+	// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
+	StreamFirehoseWithResponse(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*StreamFirehoseResponse, error)
+
+	// HeadStreamFirehoseWithResponse Headers of: Stream new firehose messages (SSE)
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
+	HeadStreamFirehoseWithResponse(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*HeadStreamFirehoseResponse, error)
+
 	// GetHealthWithResponse Health and version
 	//
 	// Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -4664,6 +5426,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /v1/posts (the `HeadListPosts` operationId).
 	HeadListPostsWithResponse(ctx context.Context, params *HeadListPostsParams, reqEditors ...RequestEditorFn) (*HeadListPostsResponse, error)
+
+	// StreamPostsWithResponse Stream new curated posts (SSE)
+	//
+	// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
+	StreamPostsWithResponse(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*StreamPostsResponse, error)
+
+	// HeadStreamPostsWithResponse Headers of: Stream new curated posts (SSE)
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
+	HeadStreamPostsWithResponse(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*HeadStreamPostsResponse, error)
 
 	// GetPostWithResponse Get a curated post
 	//
@@ -7444,6 +8224,272 @@ func (r HeadListFirehoseResponse) ContentType() string {
 	return ""
 }
 
+// StreamFirehoseResponse200Headers the declared response headers of an HTTP 200 response for StreamFirehose
+type StreamFirehoseResponse200Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamFirehoseResponse400Headers the declared response headers of an HTTP 400 response for StreamFirehose
+type StreamFirehoseResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamFirehoseResponse401Headers the declared response headers of an HTTP 401 response for StreamFirehose
+type StreamFirehoseResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamFirehoseResponse402Headers the declared response headers of an HTTP 402 response for StreamFirehose
+type StreamFirehoseResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamFirehoseResponse403Headers the declared response headers of an HTTP 403 response for StreamFirehose
+type StreamFirehoseResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamFirehoseResponse429Headers the declared response headers of an HTTP 429 response for StreamFirehose
+type StreamFirehoseResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamFirehoseResponse500Headers the declared response headers of an HTTP 500 response for StreamFirehose
+type StreamFirehoseResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type StreamFirehoseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *QuotaExceeded
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenTier
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamFirehoseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamFirehoseResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamFirehoseResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *StreamFirehoseResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamFirehoseResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamFirehoseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamFirehoseResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamFirehoseResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamFirehoseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r StreamFirehoseResponse) GetJSON402() *QuotaExceeded {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamFirehoseResponse) GetJSON403() *ForbiddenTier {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamFirehoseResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamFirehoseResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamFirehoseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamFirehoseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamFirehoseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamFirehoseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadStreamFirehoseResponse200Headers the declared response headers of an HTTP 200 response for HeadStreamFirehose
+type HeadStreamFirehoseResponse200Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamFirehoseResponse400Headers the declared response headers of an HTTP 400 response for HeadStreamFirehose
+type HeadStreamFirehoseResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamFirehoseResponse401Headers the declared response headers of an HTTP 401 response for HeadStreamFirehose
+type HeadStreamFirehoseResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamFirehoseResponse402Headers the declared response headers of an HTTP 402 response for HeadStreamFirehose
+type HeadStreamFirehoseResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamFirehoseResponse403Headers the declared response headers of an HTTP 403 response for HeadStreamFirehose
+type HeadStreamFirehoseResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamFirehoseResponse429Headers the declared response headers of an HTTP 429 response for HeadStreamFirehose
+type HeadStreamFirehoseResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamFirehoseResponse500Headers the declared response headers of an HTTP 500 response for HeadStreamFirehose
+type HeadStreamFirehoseResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type HeadStreamFirehoseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadStreamFirehoseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *HeadStreamFirehoseResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadStreamFirehoseResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *HeadStreamFirehoseResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *HeadStreamFirehoseResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadStreamFirehoseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *HeadStreamFirehoseResponse500Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadStreamFirehoseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadStreamFirehoseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadStreamFirehoseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadStreamFirehoseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetHealthResponse200Headers the declared response headers of an HTTP 200 response for GetHealth
 type GetHealthResponse200Headers struct {
 	ETag                string
@@ -8327,6 +9373,272 @@ func (r HeadListPostsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HeadListPostsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamPostsResponse200Headers the declared response headers of an HTTP 200 response for StreamPosts
+type StreamPostsResponse200Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamPostsResponse400Headers the declared response headers of an HTTP 400 response for StreamPosts
+type StreamPostsResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamPostsResponse401Headers the declared response headers of an HTTP 401 response for StreamPosts
+type StreamPostsResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamPostsResponse402Headers the declared response headers of an HTTP 402 response for StreamPosts
+type StreamPostsResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamPostsResponse403Headers the declared response headers of an HTTP 403 response for StreamPosts
+type StreamPostsResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamPostsResponse429Headers the declared response headers of an HTTP 429 response for StreamPosts
+type StreamPostsResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// StreamPostsResponse500Headers the declared response headers of an HTTP 500 response for StreamPosts
+type StreamPostsResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type StreamPostsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *QuotaExceeded
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenTier
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamPostsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamPostsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamPostsResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *StreamPostsResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamPostsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamPostsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamPostsResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamPostsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamPostsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r StreamPostsResponse) GetJSON402() *QuotaExceeded {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamPostsResponse) GetJSON403() *ForbiddenTier {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamPostsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamPostsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamPostsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamPostsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamPostsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamPostsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadStreamPostsResponse200Headers the declared response headers of an HTTP 200 response for HeadStreamPosts
+type HeadStreamPostsResponse200Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamPostsResponse400Headers the declared response headers of an HTTP 400 response for HeadStreamPosts
+type HeadStreamPostsResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamPostsResponse401Headers the declared response headers of an HTTP 401 response for HeadStreamPosts
+type HeadStreamPostsResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamPostsResponse402Headers the declared response headers of an HTTP 402 response for HeadStreamPosts
+type HeadStreamPostsResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamPostsResponse403Headers the declared response headers of an HTTP 403 response for HeadStreamPosts
+type HeadStreamPostsResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamPostsResponse429Headers the declared response headers of an HTTP 429 response for HeadStreamPosts
+type HeadStreamPostsResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadStreamPostsResponse500Headers the declared response headers of an HTTP 500 response for HeadStreamPosts
+type HeadStreamPostsResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type HeadStreamPostsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadStreamPostsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *HeadStreamPostsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadStreamPostsResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *HeadStreamPostsResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *HeadStreamPostsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadStreamPostsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *HeadStreamPostsResponse500Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadStreamPostsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadStreamPostsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadStreamPostsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadStreamPostsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9297,6 +10609,36 @@ func (c *ClientWithResponses) HeadListFirehoseWithResponse(ctx context.Context, 
 	return ParseHeadListFirehoseResponse(rsp)
 }
 
+// StreamFirehoseWithResponse Stream new firehose messages (SSE)
+//
+// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
+func (c *ClientWithResponses) StreamFirehoseWithResponse(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*StreamFirehoseResponse, error) {
+	rsp, err := c.StreamFirehose(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamFirehoseResponse(rsp)
+}
+
+// HeadStreamFirehoseWithResponse Headers of: Stream new firehose messages (SSE)
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
+func (c *ClientWithResponses) HeadStreamFirehoseWithResponse(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*HeadStreamFirehoseResponse, error) {
+	rsp, err := c.HeadStreamFirehose(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadStreamFirehoseResponse(rsp)
+}
+
 // GetHealthWithResponse Health and version
 //
 // Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -9385,6 +10727,36 @@ func (c *ClientWithResponses) HeadListPostsWithResponse(ctx context.Context, par
 		return nil, err
 	}
 	return ParseHeadListPostsResponse(rsp)
+}
+
+// StreamPostsWithResponse Stream new curated posts (SSE)
+//
+// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
+func (c *ClientWithResponses) StreamPostsWithResponse(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*StreamPostsResponse, error) {
+	rsp, err := c.StreamPosts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamPostsResponse(rsp)
+}
+
+// HeadStreamPostsWithResponse Headers of: Stream new curated posts (SSE)
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
+func (c *ClientWithResponses) HeadStreamPostsWithResponse(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*HeadStreamPostsResponse, error) {
+	rsp, err := c.HeadStreamPosts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadStreamPostsResponse(rsp)
 }
 
 // GetPostWithResponse Get a curated post
@@ -16626,6 +17998,635 @@ func ParseHeadListFirehoseResponse(rsp *http.Response) (*HeadListFirehoseRespons
 	return response, nil
 }
 
+// ParseStreamFirehoseResponse parses an HTTP response from a StreamFirehoseWithResponse call
+func ParseStreamFirehoseResponse(rsp *http.Response) (*StreamFirehoseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamFirehoseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenTier
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamFirehoseResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamFirehoseResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamFirehoseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers StreamFirehoseResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamFirehoseResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamFirehoseResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamFirehoseResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadStreamFirehoseResponse parses an HTTP response from a HeadStreamFirehoseWithResponse call
+func ParseHeadStreamFirehoseResponse(rsp *http.Response) (*HeadStreamFirehoseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadStreamFirehoseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadStreamFirehoseResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers HeadStreamFirehoseResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers HeadStreamFirehoseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers HeadStreamFirehoseResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers HeadStreamFirehoseResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadStreamFirehoseResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers HeadStreamFirehoseResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetHealthResponse parses an HTTP response from a GetHealthWithResponse call
 func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19019,6 +21020,635 @@ func ParseHeadListPostsResponse(rsp *http.Response) (*HeadListPostsResponse, err
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers HeadListPostsResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamPostsResponse parses an HTTP response from a StreamPostsWithResponse call
+func ParseStreamPostsResponse(rsp *http.Response) (*StreamPostsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamPostsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenTier
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamPostsResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamPostsResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamPostsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers StreamPostsResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamPostsResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamPostsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamPostsResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadStreamPostsResponse parses an HTTP response from a HeadStreamPostsWithResponse call
+func ParseHeadStreamPostsResponse(rsp *http.Response) (*HeadStreamPostsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadStreamPostsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadStreamPostsResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers HeadStreamPostsResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers HeadStreamPostsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers HeadStreamPostsResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers HeadStreamPostsResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadStreamPostsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers HeadStreamPostsResponse500Headers
 		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	_ "github.com/jackc/pgx/v5/stdlib" // the writer's driver
+)
+
+// streamBench is the stream scenario: N SSE streams (and M GraphQL
+// subscriptions) open on the service, a writer inserting posts into its
+// database and timestamping each commit, and every client timestamping
+// each arrival. It reports commit→client latency, the server's memory per
+// idle stream and its goroutines before, during and after.
+type streamBench struct {
+	base      *url.URL
+	key       string
+	dbURL     string
+	adminURL  string
+	pid       int
+	streams   int
+	subs      int
+	items     int
+	interval  time.Duration
+	stdout    io.Writer
+	transport *http.Transport
+}
+
+// streamSource labels the benchmark's posts; streams filter on it.
+const streamSource = "FeedbenchStream"
+
+func (b *streamBench) run(ctx context.Context) error {
+	db, err := sql.Open("pgx", b.dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var firstID int64
+	if err := db.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) + 1000000 FROM posts").Scan(&firstID); err != nil {
+		return fmt.Errorf("writer: %w", err)
+	}
+	b.transport = &http.Transport{MaxIdleConnsPerHost: -1, DisableCompression: true}
+	gBefore, _ := b.goroutines(ctx)
+	rssBefore := b.rss()
+	runtime.GC()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	clients := b.streams + b.subs
+	arrivals := make([][]time.Time, clients) // per client, by item index
+	got := make([]atomic.Int64, clients)
+	var opened sync.WaitGroup
+	var done sync.WaitGroup
+	errs := make(chan error, clients)
+	start := time.Now()
+	for i := range clients {
+		arrivals[i] = make([]time.Time, b.items)
+		opened.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			var err error
+			if i < b.streams {
+				err = b.sse(ctx, &opened, firstID, arrivals[i], &got[i])
+			} else {
+				err = b.subscription(ctx, &opened, firstID, arrivals[i], &got[i])
+			}
+			if err != nil && ctx.Err() == nil {
+				errs <- err
+			}
+		}()
+		if i%200 == 199 {
+			time.Sleep(50 * time.Millisecond) // do not flood the listener's backlog
+		}
+	}
+	opened.Wait()
+	fmt.Fprintf(b.stdout, "opened %d streams and %d subscriptions in %s\n", b.streams, b.subs, time.Since(start).Round(time.Millisecond))
+	time.Sleep(2 * time.Second) // settle
+	gOpen, _ := b.goroutines(ctx)
+	rssOpen := b.rss()
+
+	commits := make([]time.Time, b.items)
+	for i := range b.items {
+		id := firstID + int64(i)
+		if _, err := db.ExecContext(ctx, `INSERT INTO posts (id, source, username, body, created_at) VALUES ($1, $2, 'feedbench', 'stream benchmark', now())`, id, streamSource); err != nil {
+			return fmt.Errorf("writer: %w", err)
+		}
+		commits[i] = time.Now()
+		time.Sleep(b.interval)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		all := true
+		for i := range got {
+			if got[i].Load() < int64(b.items) {
+				all = false
+				break
+			}
+		}
+		if all {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	done.Wait()
+	close(errs)
+	nerr := 0
+	for err := range errs {
+		if nerr == 0 {
+			fmt.Fprintln(b.stdout, "first client error:", err)
+		}
+		nerr++
+	}
+
+	lat := func(from, to int) (p50, p99, maxL time.Duration, missing int) {
+		var ls []time.Duration
+		for c := from; c < to; c++ {
+			for i, at := range arrivals[c] {
+				if at.IsZero() {
+					missing++
+					continue
+				}
+				ls = append(ls, at.Sub(commits[i]))
+			}
+		}
+		if len(ls) == 0 {
+			return 0, 0, 0, missing
+		}
+		slices.Sort(ls)
+		return ls[len(ls)/2], ls[len(ls)*99/100], ls[len(ls)-1], missing
+	}
+	p50, p99, mx, miss := lat(0, b.streams)
+	fmt.Fprintf(b.stdout, "SSE: %d streams x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
+		b.streams, b.items, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), mx.Round(10*time.Microsecond), miss)
+	if b.subs > 0 {
+		p50, p99, mx, miss = lat(b.streams, clients)
+		fmt.Fprintf(b.stdout, "subscriptions: %d x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
+			b.subs, b.items, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), mx.Round(10*time.Microsecond), miss)
+	}
+	if rssBefore > 0 {
+		fmt.Fprintf(b.stdout, "server RSS: %d KiB before, %d KiB with the clients open and idle: %.1f KiB per client\n",
+			rssBefore>>10, rssOpen>>10, float64(rssOpen-rssBefore)/1024/float64(clients))
+	}
+	time.Sleep(3 * time.Second) // let the server see the clients go
+	gAfter, err := b.goroutines(context.Background())
+	if err == nil {
+		fmt.Fprintf(b.stdout, "server goroutines: %d before, %d open, %d after close\n", gBefore, gOpen, gAfter)
+	}
+	if nerr > 0 {
+		return fmt.Errorf("%d clients failed", nerr)
+	}
+	return nil
+}
+
+// sse runs one SSE client: it records when each benchmark post arrives.
+func (b *streamBench) sse(ctx context.Context, opened *sync.WaitGroup, firstID int64, at []time.Time, got *atomic.Int64) error {
+	once := sync.OnceFunc(opened.Done)
+	defer once()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.base.JoinPath("/v1/posts/stream").String()+"?source="+streamSource+"&include_body=false", nil)
+	req.Header.Set("Authorization", "Bearer "+b.key)
+	res, err := b.transport.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(res.Body)
+		return fmt.Errorf("stream: %d %s", res.StatusCode, body)
+	}
+	once()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "data: ") {
+			continue
+		}
+		var p struct {
+			ID int64 `json:"id"`
+		}
+		if json.Unmarshal([]byte(line[len("data: "):]), &p) == nil {
+			if i := p.ID - firstID; i >= 0 && i < int64(len(at)) {
+				at[i] = time.Now()
+				got.Add(1)
+			}
+		}
+	}
+	return nil
+}
+
+// subscription runs one graphql-transport-ws client of postAdded.
+func (b *streamBench) subscription(ctx context.Context, opened *sync.WaitGroup, firstID int64, at []time.Time, got *atomic.Int64) error {
+	once := sync.OnceFunc(opened.Done)
+	defer once()
+	u := *b.base
+	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)
+	ws, _, err := websocket.Dial(ctx, u.JoinPath("/graphql").String(), &websocket.DialOptions{
+		Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: http.Header{"Authorization": {"Bearer " + b.key}}})
+	if err != nil {
+		return err
+	}
+	defer ws.CloseNow() //nolint:errcheck
+	send := func(v any) error {
+		m, _ := json.Marshal(v)
+		return ws.Write(ctx, websocket.MessageText, m)
+	}
+	if err := send(map[string]any{"type": "connection_init"}); err != nil {
+		return err
+	}
+	if _, _, err := ws.Read(ctx); err != nil {
+		return err
+	}
+	if err := send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+		"query": `subscription { postAdded(source: "` + streamSource + `") { id } }`}}); err != nil {
+		return err
+	}
+	once()
+	for {
+		_, m, err := ws.Read(ctx)
+		if err != nil {
+			return nil
+		}
+		var msg struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Data struct {
+					PostAdded struct {
+						ID int64 `json:"id"`
+					} `json:"postAdded"`
+				} `json:"data"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(m, &msg) == nil && msg.Type == "next" {
+			if i := msg.Payload.Data.PostAdded.ID - firstID; i >= 0 && i < int64(len(at)) {
+				at[i] = time.Now()
+				got.Add(1)
+			}
+		}
+	}
+}
+
+// goroutines reads go_goroutines from the admin listener's /metrics.
+func (b *streamBench) goroutines(ctx context.Context) (int, error) {
+	if b.adminURL == "" {
+		return 0, fmt.Errorf("no --admin-url")
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(b.adminURL, "/")+"/metrics", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, fmt.Errorf("no go_goroutines in /metrics")
+}
+
+// rss reads the server's VmRSS (0 without --pid).
+func (b *streamBench) rss() int64 {
+	if b.pid <= 0 {
+		return 0
+	}
+	m, err := readStatus(statusPath(b.pid))
+	if err != nil {
+		return 0
+	}
+	return int64(m.RSS)
+}

@@ -1,0 +1,155 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Stream positions (migration 20261124100001_stream_positions).
+//
+// Every post and firehose message has a stream position (stream_pos),
+// assigned by a trigger when it is inserted: 2^53 + txid·2^24 + n, where
+// txid is the inserting transaction's id and n counts its rows. Rows older
+// than the migration have their id as position. A stream reads the rows
+// after a position in position order, but only below the bound of
+// StreamBound: the positions of the transactions that had all ended when
+// the bound was taken. Every later transaction has a larger id, so no row
+// can ever appear below a bound once it has been taken, and a reader that
+// only passes bounds never skips a row, whatever the ids of the rows and
+// however concurrent writers interleave their commits. A row inserted by a
+// transaction still running when the bound is taken (or by one that ended
+// after an older transaction of the same database, still running, began)
+// waits for the next bound: delivery waits for the oldest write
+// transaction of the database to end, and never skips.
+//
+// An update keeps the row's position: the stream does not send an edited
+// row again; the lists show the current row.
+
+// StreamBase is the smallest position a row inserted after the migration
+// can have (2^53); rows older than it have their id (< 2^53) as position.
+const StreamBase = int64(1) << 53
+
+// streamBoundSQL is the bound of the positions a reader may pass: the
+// position of the oldest transaction still running in this database (its
+// id among the snapshot's running ones, matched to the backend_xid of
+// pg_stat_activity), or of the next transaction when none runs. Every
+// transaction of this database below it had ended when pg_stat_activity
+// was read, so a later statement sees all of their rows. On a read replica
+// (in recovery) pg_stat_activity does not show the primary's transactions:
+// there the bound is the snapshot's xmin, the oldest transaction running
+// on the whole server, which is as exact but lets a long transaction of
+// another database delay the streams. (xid8 grows by one per
+// transaction; 2^39 transactions fit below 2^63. Prepared transactions,
+// which pg_stat_activity does not show, are not used by feedapi.)
+const streamBoundSQL = `SELECT 9007199254740992 + (CASE WHEN pg_is_in_recovery()
+	THEN pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+	ELSE coalesce((SELECT min(x::text::bigint) FROM pg_snapshot_xip(pg_current_snapshot()) x
+		WHERE (x::text::bigint & 4294967295) IN (SELECT backend_xid::text::bigint FROM pg_stat_activity
+			WHERE datname = current_database() AND backend_xid IS NOT NULL)),
+		pg_snapshot_xmax(pg_current_snapshot())::text::bigint)
+	END << 24)`
+
+// StreamBound is the exclusive bound of the positions that can be read
+// safely by the statements that follow it, and whether rows at or beyond it are already visible in table
+// "posts" or "firehose" (committed, but held back behind a transaction
+// still running; read again shortly).
+func (s *Store) StreamBound(ctx context.Context, kind string) (bound int64, pending bool, err error) {
+	table, err := streamTable(kind)
+	if err != nil {
+		return 0, false, err
+	}
+	err = s.db.QueryRowContext(ctx, `WITH b AS MATERIALIZED (`+streamBoundSQL+` AS bound)
+		SELECT bound, EXISTS (SELECT 1 FROM `+table+` WHERE stream_pos >= b.bound) FROM b`).Scan(&bound, &pending)
+	if err != nil {
+		return 0, false, fmt.Errorf("stream bound of %s: %w", kind, err)
+	}
+	return bound, pending, nil
+}
+
+func streamTable(kind string) (string, error) {
+	switch kind {
+	case "posts":
+		return "posts", nil
+	case "firehose":
+		return "firehose_messages", nil
+	}
+	return "", fmt.Errorf("no stream of %q", kind)
+}
+
+// StreamRange selects the rows of a stream with After < position < Bound,
+// in position order, at most Limit of them (and one more, to tell whether
+// more follow).
+type StreamRange struct {
+	After, Bound int64
+	Limit        int
+}
+
+// StreamStart returns the position just before the first row created at or
+// after since, in the stream of kind ("posts" or "firehose"): a stream
+// that starts there sends every row created since then (with a since
+// filter) and then the rows that arrive. It reads the created_at index
+// over the rows since since.
+func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (int64, error) {
+	table, err := streamTable(kind)
+	if err != nil {
+		return 0, err
+	}
+	var pos int64
+	err = s.db.QueryRowContext(ctx, `SELECT coalesce(min(stream_pos), 9223372036854775807) - 1 FROM `+table+
+		` WHERE created_at >= ?`, clampTime(since)).Scan(&pos)
+	if err != nil {
+		return 0, fmt.Errorf("stream start of %s: %w", kind, err)
+	}
+	return pos, nil
+}
+
+// StreamPosts returns the posts of r matching f (Since included), in
+// position order, and whether more follow below r.Bound.
+func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([]Post, bool, error) {
+	q := s.newSQL(postType, f.Omit)
+	q.add("SELECT "+q.cols("p")+", p.stream_pos FROM posts p WHERE p.stream_pos > ? AND p.stream_pos < ?", r.After, r.Bound)
+	if f.Source != "" {
+		q.add(" AND p.source = ?", f.Source)
+	}
+	if !f.Since.IsZero() {
+		q.add(" AND p.created_at >= ?", clampTime(f.Since))
+	}
+	q.add(" ORDER BY p.stream_pos LIMIT ?", r.Limit+1)
+	var rows []Post
+	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
+		return nil, false, fmt.Errorf("stream posts: %w", err)
+	}
+	if len(rows) > r.Limit {
+		return rows[:r.Limit], true, nil
+	}
+	return rows, false, nil
+}
+
+// StreamFirehose returns the firehose messages of r matching f (Since
+// included), in position order, and whether more follow below r.Bound.
+func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRange) ([]FirehoseMessage, bool, error) {
+	q := s.newSQL(firehoseType, f.Omit)
+	q.add("SELECT "+q.cols("m")+", m.stream_pos FROM firehose_messages m WHERE m.stream_pos > ? AND m.stream_pos < ?", r.After, r.Bound)
+	if f.Pane != "" {
+		q.add(" AND m.pane = ?", string(f.Pane))
+	}
+	if f.Important {
+		q.add(" AND m.important")
+	}
+	if f.Source != "" {
+		q.add(" AND m.source ILIKE ?", ContainsPattern(f.Source))
+	}
+	if !f.Since.IsZero() {
+		q.add(" AND m.created_at >= ?", clampTime(f.Since))
+	}
+	q.add(" ORDER BY m.stream_pos LIMIT ?", r.Limit+1)
+	var rows []FirehoseMessage
+	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
+		return nil, false, fmt.Errorf("stream firehose: %w", err)
+	}
+	if len(rows) > r.Limit {
+		return rows[:r.Limit], true, nil
+	}
+	return rows, false, nil
+}
