@@ -395,10 +395,11 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			Responses:   oaKeyedResponses(oaSuccess("The summary.", "EtfSummaryResponse", true)),
 		}}
 	}
-	// Every path but /graphql answers HEAD as GET without a body.
+	// Every path but /graphql and the streams answers HEAD as GET without a
+	// body.
 	components := oaResponses()
 	for path, item := range p {
-		if path != "/graphql" {
+		if path != "/graphql" && !strings.HasSuffix(path, "/stream") {
 			item.Head = oaHead(item.Get, components)
 		}
 	}

@@ -17,7 +17,7 @@ func oaStreamPaths(p map[string]*oaPathItem) {
 		}}
 	}
 	errs := func(ok *oaResponse) map[string]*oaResponse {
-		return oaWithErrors(map[string]*oaResponse{"200": ok}, "400", "401", "402", "403", "429", "500")
+		return oaWithErrors(map[string]*oaResponse{"200": ok}, "400", "401", "402", "403", "405", "429", "500")
 	}
 	const limits = " Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts)."
 	p["/v1/posts/stream"] = &oaPathItem{Get: &oaOperation{

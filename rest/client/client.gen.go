@@ -519,36 +519,6 @@ func (e StreamFirehoseParamsPane) Valid() bool {
 	}
 }
 
-// Defines values for HeadStreamFirehoseParamsPane.
-const (
-	HeadStreamFirehoseParamsPaneBlogs     HeadStreamFirehoseParamsPane = "blogs"
-	HeadStreamFirehoseParamsPaneCrypto    HeadStreamFirehoseParamsPane = "crypto"
-	HeadStreamFirehoseParamsPaneIansintel HeadStreamFirehoseParamsPane = "iansintel"
-	HeadStreamFirehoseParamsPaneNews      HeadStreamFirehoseParamsPane = "news"
-	HeadStreamFirehoseParamsPaneTwitter   HeadStreamFirehoseParamsPane = "twitter"
-	HeadStreamFirehoseParamsPaneWire      HeadStreamFirehoseParamsPane = "wire"
-)
-
-// Valid indicates whether the value is a known member of the HeadStreamFirehoseParamsPane enum.
-func (e HeadStreamFirehoseParamsPane) Valid() bool {
-	switch e {
-	case HeadStreamFirehoseParamsPaneBlogs:
-		return true
-	case HeadStreamFirehoseParamsPaneCrypto:
-		return true
-	case HeadStreamFirehoseParamsPaneIansintel:
-		return true
-	case HeadStreamFirehoseParamsPaneNews:
-		return true
-	case HeadStreamFirehoseParamsPaneTwitter:
-		return true
-	case HeadStreamFirehoseParamsPaneWire:
-		return true
-	default:
-		return false
-	}
-}
-
 // Brief A weekly brief in full form, with its Markdown.
 type Brief struct {
 	// Content The brief as Markdown.
@@ -1435,33 +1405,6 @@ type StreamFirehoseParams struct {
 // StreamFirehoseParamsPane defines parameters for StreamFirehose.
 type StreamFirehoseParamsPane string
 
-// HeadStreamFirehoseParams defines parameters for HeadStreamFirehose.
-type HeadStreamFirehoseParams struct {
-	// Pane Only messages of this pane, written exactly; any other value gives 400 listing the panes.
-	Pane *HeadStreamFirehoseParamsPane `form:"pane,omitempty" json:"pane,omitempty"`
-
-	// Source Only messages whose `source` contains this text, case-insensitive. `%` and `_` are literal characters, not wildcards.
-	Source *FirehoseSource `form:"source,omitempty" json:"source,omitempty"`
-
-	// Important When true, only messages flagged `important`; false (or absent) means no filter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
-	Important *Important `form:"important,omitempty" json:"important,omitempty"`
-
-	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
-
-	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
-	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
-
-	// Cursor Resume after this event: the `id` of an event of this stream (the `Last-Event-ID` header, which browsers send when they reconnect, takes precedence). Without it, and without `since`, the stream starts with the items that arrive from now on. An undecodable or foreign position gives 400.
-	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-
-	// LastEventID The `id` of the last event received; the stream resumes after it: first every item missed (from the database), then live items, with no gap and no duplicate, on any replica.
-	LastEventID *string `json:"Last-Event-ID,omitempty"`
-}
-
-// HeadStreamFirehoseParamsPane defines parameters for HeadStreamFirehose.
-type HeadStreamFirehoseParamsPane string
-
 // GetHealthParams defines parameters for GetHealth.
 type GetHealthParams struct {
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
@@ -1554,27 +1497,6 @@ type HeadListPostsParams struct {
 
 // StreamPostsParams defines parameters for StreamPosts.
 type StreamPostsParams struct {
-	// Source Only posts whose `source` is exactly this label (see `/v1/sources`). An unknown label gives an empty page, not an error.
-	Source *PostSource `form:"source,omitempty" json:"source,omitempty"`
-
-	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
-	Since *Since `form:"since,omitempty" json:"since,omitempty"`
-
-	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
-	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
-
-	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
-	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
-
-	// Cursor Resume after this event: the `id` of an event of this stream (the `Last-Event-ID` header, which browsers send when they reconnect, takes precedence). Without it, and without `since`, the stream starts with the items that arrive from now on. An undecodable or foreign position gives 400.
-	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-
-	// LastEventID The `id` of the last event received; the stream resumes after it: first every item missed (from the database), then live items, with no gap and no duplicate, on any replica.
-	LastEventID *string `json:"Last-Event-ID,omitempty"`
-}
-
-// HeadStreamPostsParams defines parameters for HeadStreamPosts.
-type HeadStreamPostsParams struct {
 	// Source Only posts whose `source` is exactly this label (see `/v1/sources`). An unknown label gives an empty page, not an error.
 	Source *PostSource `form:"source,omitempty" json:"source,omitempty"`
 
@@ -2023,13 +1945,6 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
 	StreamFirehose(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// HeadStreamFirehose Headers of: Stream new firehose messages (SSE)
-	//
-	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-	//
-	// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
-	HeadStreamFirehose(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// GetHealth Health and version
 	//
 	// Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -2078,13 +1993,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
 	StreamPosts(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// HeadStreamPosts Headers of: Stream new curated posts (SSE)
-	//
-	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-	//
-	// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
-	HeadStreamPosts(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPost Get a curated post
 	//
@@ -2425,23 +2333,6 @@ func (c *Client) StreamFirehose(ctx context.Context, params *StreamFirehoseParam
 	return c.Client.Do(req)
 }
 
-// HeadStreamFirehose Headers of: Stream new firehose messages (SSE)
-//
-// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-//
-// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
-func (c *Client) HeadStreamFirehose(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadStreamFirehoseRequest(c.Server, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // GetHealth Health and version
 //
 // Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -2551,23 +2442,6 @@ func (c *Client) HeadListPosts(ctx context.Context, params *HeadListPostsParams,
 // Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
 func (c *Client) StreamPosts(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamPostsRequest(c.Server, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// HeadStreamPosts Headers of: Stream new curated posts (SSE)
-//
-// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-//
-// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
-func (c *Client) HeadStreamPosts(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadStreamPostsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4061,135 +3935,6 @@ func NewStreamFirehoseRequest(server string, params *StreamFirehoseParams) (*htt
 	return req, nil
 }
 
-// NewHeadStreamFirehoseRequest constructs an http.Request for the HeadStreamFirehose method
-func NewHeadStreamFirehoseRequest(server string, params *HeadStreamFirehoseParams) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/firehose/stream")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.Pane != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pane", *params.Pane, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Source != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Important != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "important", *params.Important, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Since != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.IncludeSummary != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Cursor != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string, params *GetHealthParams) (*http.Request, error) {
 	var err error
@@ -4805,123 +4550,6 @@ func NewStreamPostsRequest(server string, params *StreamPostsParams) (*http.Requ
 	return req, nil
 }
 
-// NewHeadStreamPostsRequest constructs an http.Request for the HeadStreamPosts method
-func NewHeadStreamPostsRequest(server string, params *HeadStreamPostsParams) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/posts/stream")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.Source != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Since != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.IncludeBody != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.IncludeRaw != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_raw", *params.IncludeRaw, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Cursor != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.LastEventID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Last-Event-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewGetPostRequest constructs an http.Request for the GetPost method
 func NewGetPostRequest(server string, id PostID, params *GetPostParams) (*http.Request, error) {
 	var err error
@@ -5364,15 +4992,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
 	StreamFirehoseWithResponse(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*StreamFirehoseResponse, error)
 
-	// HeadStreamFirehoseWithResponse Headers of: Stream new firehose messages (SSE)
-	//
-	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
-	HeadStreamFirehoseWithResponse(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*HeadStreamFirehoseResponse, error)
-
 	// GetHealthWithResponse Health and version
 	//
 	// Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -5435,15 +5054,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
 	StreamPostsWithResponse(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*StreamPostsResponse, error)
-
-	// HeadStreamPostsWithResponse Headers of: Stream new curated posts (SSE)
-	//
-	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
-	HeadStreamPostsWithResponse(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*HeadStreamPostsResponse, error)
 
 	// GetPostWithResponse Get a curated post
 	//
@@ -8270,6 +7880,18 @@ type StreamFirehoseResponse403Headers struct {
 	XRequestId          string
 }
 
+// StreamFirehoseResponse405Headers the declared response headers of an HTTP 405 response for StreamFirehose
+type StreamFirehoseResponse405Headers struct {
+	Allow               string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
 // StreamFirehoseResponse429Headers the declared response headers of an HTTP 429 response for StreamFirehose
 type StreamFirehoseResponse429Headers struct {
 	RateLimit           string
@@ -8299,6 +7921,8 @@ type StreamFirehoseResponse struct {
 	JSON402 *QuotaExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ForbiddenTier
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -8313,6 +7937,8 @@ type StreamFirehoseResponse struct {
 	Headers402 *StreamFirehoseResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *StreamFirehoseResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *StreamFirehoseResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StreamFirehoseResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -8337,6 +7963,11 @@ func (r StreamFirehoseResponse) GetJSON402() *QuotaExceeded {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r StreamFirehoseResponse) GetJSON403() *ForbiddenTier {
 	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r StreamFirehoseResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8372,118 +8003,6 @@ func (r StreamFirehoseResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamFirehoseResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// HeadStreamFirehoseResponse200Headers the declared response headers of an HTTP 200 response for HeadStreamFirehose
-type HeadStreamFirehoseResponse200Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamFirehoseResponse400Headers the declared response headers of an HTTP 400 response for HeadStreamFirehose
-type HeadStreamFirehoseResponse400Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamFirehoseResponse401Headers the declared response headers of an HTTP 401 response for HeadStreamFirehose
-type HeadStreamFirehoseResponse401Headers struct {
-	WWWAuthenticate     string
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamFirehoseResponse402Headers the declared response headers of an HTTP 402 response for HeadStreamFirehose
-type HeadStreamFirehoseResponse402Headers struct {
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamFirehoseResponse403Headers the declared response headers of an HTTP 403 response for HeadStreamFirehose
-type HeadStreamFirehoseResponse403Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamFirehoseResponse429Headers the declared response headers of an HTTP 429 response for HeadStreamFirehose
-type HeadStreamFirehoseResponse429Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	RetryAfter          int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamFirehoseResponse500Headers the declared response headers of an HTTP 500 response for HeadStreamFirehose
-type HeadStreamFirehoseResponse500Headers struct {
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-type HeadStreamFirehoseResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *HeadStreamFirehoseResponse200Headers
-	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *HeadStreamFirehoseResponse400Headers
-	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *HeadStreamFirehoseResponse401Headers
-	// Headers402 the parsed response headers for an HTTP 402 response
-	Headers402 *HeadStreamFirehoseResponse402Headers
-	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *HeadStreamFirehoseResponse403Headers
-	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *HeadStreamFirehoseResponse429Headers
-	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *HeadStreamFirehoseResponse500Headers
-}
-
-// GetBody returns the raw response body bytes
-func (r HeadStreamFirehoseResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r HeadStreamFirehoseResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r HeadStreamFirehoseResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r HeadStreamFirehoseResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9425,6 +8944,18 @@ type StreamPostsResponse403Headers struct {
 	XRequestId          string
 }
 
+// StreamPostsResponse405Headers the declared response headers of an HTTP 405 response for StreamPosts
+type StreamPostsResponse405Headers struct {
+	Allow               string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
 // StreamPostsResponse429Headers the declared response headers of an HTTP 429 response for StreamPosts
 type StreamPostsResponse429Headers struct {
 	RateLimit           string
@@ -9454,6 +8985,8 @@ type StreamPostsResponse struct {
 	JSON402 *QuotaExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ForbiddenTier
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9468,6 +9001,8 @@ type StreamPostsResponse struct {
 	Headers402 *StreamPostsResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *StreamPostsResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *StreamPostsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StreamPostsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -9492,6 +9027,11 @@ func (r StreamPostsResponse) GetJSON402() *QuotaExceeded {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r StreamPostsResponse) GetJSON403() *ForbiddenTier {
 	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r StreamPostsResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9527,118 +9067,6 @@ func (r StreamPostsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamPostsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// HeadStreamPostsResponse200Headers the declared response headers of an HTTP 200 response for HeadStreamPosts
-type HeadStreamPostsResponse200Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamPostsResponse400Headers the declared response headers of an HTTP 400 response for HeadStreamPosts
-type HeadStreamPostsResponse400Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamPostsResponse401Headers the declared response headers of an HTTP 401 response for HeadStreamPosts
-type HeadStreamPostsResponse401Headers struct {
-	WWWAuthenticate     string
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamPostsResponse402Headers the declared response headers of an HTTP 402 response for HeadStreamPosts
-type HeadStreamPostsResponse402Headers struct {
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamPostsResponse403Headers the declared response headers of an HTTP 403 response for HeadStreamPosts
-type HeadStreamPostsResponse403Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamPostsResponse429Headers the declared response headers of an HTTP 429 response for HeadStreamPosts
-type HeadStreamPostsResponse429Headers struct {
-	RateLimit           string
-	RateLimitLimit      int
-	RateLimitPolicy     string
-	RateLimitRemaining  int
-	RateLimitReset      int
-	RetryAfter          int
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-// HeadStreamPostsResponse500Headers the declared response headers of an HTTP 500 response for HeadStreamPosts
-type HeadStreamPostsResponse500Headers struct {
-	XContentTypeOptions string
-	XRequestId          string
-}
-
-type HeadStreamPostsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *HeadStreamPostsResponse200Headers
-	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *HeadStreamPostsResponse400Headers
-	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *HeadStreamPostsResponse401Headers
-	// Headers402 the parsed response headers for an HTTP 402 response
-	Headers402 *HeadStreamPostsResponse402Headers
-	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *HeadStreamPostsResponse403Headers
-	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *HeadStreamPostsResponse429Headers
-	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *HeadStreamPostsResponse500Headers
-}
-
-// GetBody returns the raw response body bytes
-func (r HeadStreamPostsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r HeadStreamPostsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r HeadStreamPostsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r HeadStreamPostsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10624,21 +10052,6 @@ func (c *ClientWithResponses) StreamFirehoseWithResponse(ctx context.Context, pa
 	return ParseStreamFirehoseResponse(rsp)
 }
 
-// HeadStreamFirehoseWithResponse Headers of: Stream new firehose messages (SSE)
-//
-// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with HEAD /v1/firehose/stream (the `HeadStreamFirehose` operationId).
-func (c *ClientWithResponses) HeadStreamFirehoseWithResponse(ctx context.Context, params *HeadStreamFirehoseParams, reqEditors ...RequestEditorFn) (*HeadStreamFirehoseResponse, error) {
-	rsp, err := c.HeadStreamFirehose(ctx, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseHeadStreamFirehoseResponse(rsp)
-}
-
 // GetHealthWithResponse Health and version
 //
 // Reports the service's health, its build version and where its rate limits are counted. Needs no key and touches nothing beyond a database ping. While the database the API reads from (`database`: the read replica when one is configured) is unreachable the answer is 503 with `status` `degraded`. With a read replica, a primary that does not answer (`database_primary` `unreachable`) gives `status` `degraded` with 200: the API goes on serving, keys are verified on the replica (a revocation counts once it has reached the replica), and only the operator commands that write (`keys`, `import`, `seed`, `migrate`) fail. An unreachable Redis does not degrade the service: each replica then counts rate limits on its own (`rate_limits` `local_fallback`) until Redis answers again.
@@ -10742,21 +10155,6 @@ func (c *ClientWithResponses) StreamPostsWithResponse(ctx context.Context, param
 		return nil, err
 	}
 	return ParseStreamPostsResponse(rsp)
-}
-
-// HeadStreamPostsWithResponse Headers of: Stream new curated posts (SSE)
-//
-// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with HEAD /v1/posts/stream (the `HeadStreamPosts` operationId).
-func (c *ClientWithResponses) HeadStreamPostsWithResponse(ctx context.Context, params *HeadStreamPostsParams, reqEditors ...RequestEditorFn) (*HeadStreamPostsResponse, error) {
-	rsp, err := c.HeadStreamPosts(ctx, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseHeadStreamPostsResponse(rsp)
 }
 
 // GetPostWithResponse Get a curated post
@@ -18040,6 +17438,13 @@ func ParseStreamFirehoseResponse(rsp *http.Response) (*StreamFirehoseResponse, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18254,6 +17659,65 @@ func ParseStreamFirehoseResponse(rsp *http.Response) (*StreamFirehoseResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers StreamFirehoseResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers StreamFirehoseResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -18315,298 +17779,6 @@ func ParseStreamFirehoseResponse(rsp *http.Response) (*StreamFirehoseResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers StreamFirehoseResponse500Headers
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers500 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseHeadStreamFirehoseResponse parses an HTTP response from a HeadStreamFirehoseWithResponse call
-func ParseHeadStreamFirehoseResponse(rsp *http.Response) (*HeadStreamFirehoseResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &HeadStreamFirehoseResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 200:
-		var headers HeadStreamFirehoseResponse200Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers200 = &headers
-	case rsp.StatusCode == 400:
-		var headers HeadStreamFirehoseResponse400Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers400 = &headers
-	case rsp.StatusCode == 401:
-		var headers HeadStreamFirehoseResponse401Headers
-		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.WWWAuthenticate = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers401 = &headers
-	case rsp.StatusCode == 402:
-		var headers HeadStreamFirehoseResponse402Headers
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers402 = &headers
-	case rsp.StatusCode == 403:
-		var headers HeadStreamFirehoseResponse403Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers403 = &headers
-	case rsp.StatusCode == 429:
-		var headers HeadStreamFirehoseResponse429Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers429 = &headers
-	case rsp.StatusCode == 500:
-		var headers HeadStreamFirehoseResponse500Headers
 		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -21082,6 +20254,13 @@ func ParseStreamPostsResponse(rsp *http.Response) (*StreamPostsResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21296,6 +20475,65 @@ func ParseStreamPostsResponse(rsp *http.Response) (*StreamPostsResponse, error) 
 			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers StreamPostsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers StreamPostsResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -21357,298 +20595,6 @@ func ParseStreamPostsResponse(rsp *http.Response) (*StreamPostsResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers StreamPostsResponse500Headers
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers500 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseHeadStreamPostsResponse parses an HTTP response from a HeadStreamPostsWithResponse call
-func ParseHeadStreamPostsResponse(rsp *http.Response) (*HeadStreamPostsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &HeadStreamPostsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 200:
-		var headers HeadStreamPostsResponse200Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers200 = &headers
-	case rsp.StatusCode == 400:
-		var headers HeadStreamPostsResponse400Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers400 = &headers
-	case rsp.StatusCode == 401:
-		var headers HeadStreamPostsResponse401Headers
-		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.WWWAuthenticate = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers401 = &headers
-	case rsp.StatusCode == 402:
-		var headers HeadStreamPostsResponse402Headers
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers402 = &headers
-	case rsp.StatusCode == 403:
-		var headers HeadStreamPostsResponse403Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers403 = &headers
-	case rsp.StatusCode == 429:
-		var headers HeadStreamPostsResponse429Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitReset = value
-		}
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = value
-		}
-		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XContentTypeOptions = value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = value
-		}
-		response.Headers429 = &headers
-	case rsp.StatusCode == 500:
-		var headers HeadStreamPostsResponse500Headers
 		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
