@@ -77,6 +77,8 @@ func TestPlainObjectsAnswerAsGqlgenDoes(t *testing.T) {
 			URL: ptr("https://example.com/?q=<a>&b"), CreatedAt: at, Raw: json.RawMessage(`{"k":["v",1]}`)}
 	}
 	ok := []db.Post{post(3, "line\nbreak \x01 ✓ \xff"), post(2, ""), post(1, "third")}
+	ok[0].Coins = []string{"BTC", "ETH"} // ok[1] has none: nil, written as []
+	ok[2].Coins = []string{}
 	ok[1].URL, ok[1].OriginalSourceURL = nil, ptr("https://t.me/x/1")
 	withNilRaw := []db.Post{post(2, "a"), post(1, "b")}
 	withNilRaw[1].Raw = nil
@@ -87,7 +89,7 @@ func TestPlainObjectsAnswerAsGqlgenDoes(t *testing.T) {
 		selection string
 		wantError bool
 	}{
-		{"every field", ok, "uid id source username body url originalSourceUrl createdAt raw __typename", false},
+		{"every field", ok, "uid id source username body url originalSourceUrl createdAt raw coins __typename", false},
 		{"aliases and repeats", ok, "a: id b: id id __typename t: __typename created: createdAt", false},
 		{"one field", ok, "id", false},
 		{"empty page", nil, "id uid", false},
@@ -180,12 +182,13 @@ func TestWithResponseBuffer(t *testing.T) {
 func TestEdgesTakeThePlainPath(t *testing.T) {
 	posts := make([]db.Post, 50)
 	for i := range posts {
-		posts[i] = db.Post{ID: int64(50 - i), Source: "s", Username: "u", Body: "b", CreatedAt: time.Unix(0, 0), Raw: json.RawMessage(`{}`)}
+		posts[i] = db.Post{ID: int64(50 - i), Source: "s", Username: "u", Body: "b", CreatedAt: time.Unix(0, 0), Raw: json.RawMessage(`{}`),
+			Coins: []string{"BTC"}}
 	}
 	allocs := func(query string) float64 {
 		return testing.AllocsPerRun(20, func() { run(t, posts, query) })
 	}
-	const sel = "id source username body url originalSourceUrl createdAt"
+	const sel = "id source username body url originalSourceUrl createdAt coins"
 	nodes := allocs("{ posts(first: 50) { nodes { " + sel + " } } }")
 	edges := allocs("{ posts(first: 50) { edges { cursor node { " + sel + " } } } }")
 	gqlgen := allocs("{ posts(first: 50) { edges { cursor node { " + sel + " brief { id } } } } }")

@@ -152,33 +152,43 @@ type directHandler struct {
 }
 
 type directPost struct {
-	UID               string  `json:"uid"`
-	ID                int64   `json:"id"`
-	Source            string  `json:"source"`
-	Username          string  `json:"username"`
-	Body              string  `json:"body"`
-	URL               *string `json:"url"`
-	OriginalSourceURL *string `json:"original_source_url"`
-	CreatedAt         string  `json:"created_at"`
+	UID               string   `json:"uid"`
+	ID                int64    `json:"id"`
+	Source            string   `json:"source"`
+	Username          string   `json:"username"`
+	Body              string   `json:"body"`
+	URL               *string  `json:"url"`
+	OriginalSourceURL *string  `json:"original_source_url"`
+	CreatedAt         string   `json:"created_at"`
+	Coins             []string `json:"coins"`
 }
 
 type directMessage struct {
-	UID               string  `json:"uid"`
-	ID                int64   `json:"id"`
-	Pane              db.Pane `json:"pane"`
-	Source            string  `json:"source"`
-	SourceName        *string `json:"source_name"`
-	Name              *string `json:"name"`
-	Username          *string `json:"username"`
-	Title             *string `json:"title"`
-	Body              *string `json:"body"`
-	Important         bool    `json:"important"`
-	URL               *string `json:"url"`
-	OriginalSourceURL *string `json:"original_source_url"`
-	CreatedAt         string  `json:"created_at"`
+	UID               string   `json:"uid"`
+	ID                int64    `json:"id"`
+	Pane              db.Pane  `json:"pane"`
+	Source            string   `json:"source"`
+	SourceName        *string  `json:"source_name"`
+	Name              *string  `json:"name"`
+	Username          *string  `json:"username"`
+	Title             *string  `json:"title"`
+	Body              *string  `json:"body"`
+	Important         bool     `json:"important"`
+	URL               *string  `json:"url"`
+	OriginalSourceURL *string  `json:"original_source_url"`
+	CreatedAt         string   `json:"created_at"`
+	Coins             []string `json:"coins"`
 }
 
 const directTimeFormat = "2006-01-02T15:04:05.000Z"
+
+// directCoins shows the coins of a row as the API does: [] when none.
+func directCoins(coins []string) []string {
+	if coins == nil {
+		return []string{}
+	}
+	return coins
+}
 
 func (h *directHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -225,7 +235,8 @@ func (h *directHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out := make([]directPost, len(rows))
 		for i, row := range rows {
 			out[i] = directPost{UID: row.UID(), ID: row.ID, Source: row.Source, Username: row.Username, Body: row.Body,
-				URL: row.URL, OriginalSourceURL: row.OriginalSourceURL, CreatedAt: row.CreatedAt.UTC().Format(directTimeFormat)}
+				URL: row.URL, OriginalSourceURL: row.OriginalSourceURL, CreatedAt: row.CreatedAt.UTC().Format(directTimeFormat),
+				Coins: directCoins(row.Coins)}
 		}
 		if len(rows) > 0 {
 			last = rows[len(rows)-1].ID
@@ -246,7 +257,8 @@ func (h *directHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for i, row := range rows {
 			out[i] = directMessage{UID: row.UID(), ID: row.ID, Pane: row.Pane, Source: row.Source, SourceName: row.SourceName,
 				Name: row.Name, Username: row.Username, Title: row.Title, Body: row.Body, Important: row.Important,
-				URL: row.URL, OriginalSourceURL: row.OriginalSourceURL, CreatedAt: row.CreatedAt.UTC().Format(directTimeFormat)}
+				URL: row.URL, OriginalSourceURL: row.OriginalSourceURL, CreatedAt: row.CreatedAt.UTC().Format(directTimeFormat),
+				Coins: directCoins(row.Coins)}
 		}
 		if len(rows) > 0 {
 			last = rows[len(rows)-1].ID

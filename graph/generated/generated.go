@@ -8753,6 +8753,9 @@ var sourcesImplementors = []string{"Sources"}
 
 func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, obj *model.Sources) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sourcesImplementors)
+	if plainSelectionSources(fields) && plainValueSources(fields, obj) {
+		return &plainSources{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -9881,7 +9884,7 @@ func plainSelectionFirehoseMessage(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "body", "createdAt", "id", "important", "name", "originalSourceUrl", "pane", "source", "sourceName", "summaryAi", "title", "uid", "url", "username":
+		case "__typename", "body", "coins", "createdAt", "id", "important", "name", "originalSourceUrl", "pane", "source", "sourceName", "summaryAi", "title", "uid", "url", "username":
 		default:
 			return false
 		}
@@ -9929,6 +9932,10 @@ func (p *plainFirehoseMessage) MarshalGQL(w io.Writer) {
 			} else {
 				b = scalar.AppendString(b, *v)
 			}
+		case "coins":
+			w.Write(b)
+			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.Coins).MarshalGQL(w)
+			b = plainBuffer(w)
 		case "createdAt":
 			b = scalar.AppendDateTime(b, obj.CreatedAt)
 		case "id":
@@ -10320,7 +10327,7 @@ func plainSelectionPost(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "body", "createdAt", "id", "originalSourceUrl", "raw", "source", "uid", "url", "username":
+		case "__typename", "body", "coins", "createdAt", "id", "originalSourceUrl", "raw", "source", "uid", "url", "username":
 		default:
 			return false
 		}
@@ -10357,7 +10364,7 @@ type plainPost struct {
 }
 
 func (p *plainPost) MarshalGQL(w io.Writer) {
-	obj := p.obj
+	ec, ctx, obj := p.ec, p.ctx, p.obj
 	b := append(plainBuffer(w), '{')
 	for i := range p.fields {
 		field := &p.fields[i]
@@ -10371,6 +10378,10 @@ func (p *plainPost) MarshalGQL(w io.Writer) {
 			b = append(b, "\"Post\""...)
 		case "body":
 			b = scalar.AppendString(b, obj.Body)
+		case "coins":
+			w.Write(b)
+			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.Coins).MarshalGQL(w)
+			b = plainBuffer(w)
 		case "createdAt":
 			b = scalar.AppendDateTime(b, obj.CreatedAt)
 		case "id":
@@ -10680,6 +10691,82 @@ func (p *plainPostStreamPage) MarshalGQL(w io.Writer) {
 	}
 }
 
+// plainSelectionSources reports whether every field selected of a Sources
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionSources(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "coins", "curatedSources", "etfAssets", "firehosePanes":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueSources reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueSources(fields []graphql.CollectedField, obj *model.Sources) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainSources writes the selected fields of a Sources whose selection
+// is plain.
+type plainSources struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.Sources
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainSources) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"Sources\""...)
+		case "coins":
+			w.Write(b)
+			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.Coins).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "curatedSources":
+			w.Write(b)
+			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.CuratedSources).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "etfAssets":
+			w.Write(b)
+			ec.marshalNEtfAsset2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAssetᚄ(ctx, field.Selections, obj.EtfAssets).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "firehosePanes":
+			w.Write(b)
+			ec.marshalNPane2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPaneᚄ(ctx, field.Selections, obj.FirehosePanes).MarshalGQL(w)
+			b = plainBuffer(w)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
 // plainSelection__Directive reports whether every field selected of a __Directive
 // is plain: read straight from the Go value, never null where the schema
 // forbids it, never deferred.
@@ -10689,7 +10776,7 @@ func plainSelection__Directive(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "description", "isRepeatable", "name":
+		case "__typename", "description", "isRepeatable", "locations", "name":
 		default:
 			return false
 		}
@@ -10719,7 +10806,7 @@ type plain__Directive struct {
 }
 
 func (p *plain__Directive) MarshalGQL(w io.Writer) {
-	obj := p.obj
+	ec, ctx, obj := p.ec, p.ctx, p.obj
 	b := append(plainBuffer(w), '{')
 	for i := range p.fields {
 		field := &p.fields[i]
@@ -10739,6 +10826,10 @@ func (p *plain__Directive) MarshalGQL(w io.Writer) {
 			}
 		case "isRepeatable":
 			b = scalar.AppendBoolean(b, obj.IsRepeatable)
+		case "locations":
+			w.Write(b)
+			ec.marshalN__DirectiveLocation2ᚕstringᚄ(ctx, field.Selections, obj.Locations).MarshalGQL(w)
+			b = plainBuffer(w)
 		case "name":
 			b = scalar.AppendString(b, obj.Name)
 		}

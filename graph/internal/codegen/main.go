@@ -343,7 +343,9 @@ func (p *planner) plainField(f *codegen.Field) bool {
 		return false
 	case !f.IsVariable() && !f.IsMethod():
 		return false
-	case t.IsSlice(), t.IsPtrToPtr(), t.IsContext, t.IsMarshaler:
+	case t.IsSlice():
+		return p.plainList(t)
+	case t.IsPtrToPtr(), t.IsContext, t.IsMarshaler:
 		return false
 	case t.GQL.NonNull && t.IsNilable() && f.IsMethod():
 		return false
@@ -352,6 +354,18 @@ func (p *planner) plainField(f *codegen.Field) bool {
 	default:
 		return p.appender(f) != nil
 	}
+}
+
+// plainList reports whether a list field is plain: a list of non-null
+// scalars or enums, held as a slice of values, which the generated code
+// writes with gqlgen's own marshaller of the list. A nil slice is written
+// as [] there, as gqlgen's path writes it, so it needs no nil check.
+func (p *planner) plainList(t *config.TypeReference) bool {
+	elem := t.Elem()
+	if elem == nil || elem.IsSlice() || elem.IsNilable() || !elem.GQL.NonNull {
+		return false
+	}
+	return elem.Definition.Kind == ast.Scalar || elem.Definition.Kind == ast.Enum
 }
 
 // appender returns the function that appends f's value as its scalar's
@@ -398,7 +412,7 @@ func (p *planner) funcs() template.FuncMap {
 		"nilChecked": func(name string) []*codegen.Field {
 			var out []*codegen.Field
 			for _, f := range p.objects[name] {
-				if f.TypeReference.GQL.NonNull && f.TypeReference.IsNilable() {
+				if f.TypeReference.GQL.NonNull && f.TypeReference.IsNilable() && !f.TypeReference.IsSlice() {
 					out = append(out, f)
 				}
 			}
