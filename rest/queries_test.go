@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/complexity"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
@@ -54,6 +56,18 @@ func TestQueryDocuments(t *testing.T) {
 		for _, name := range []string{"sources_etf", "etf_flows", "etf_flows_latest"} {
 			if _, err := prepare(noETF, sources, []string{name}); err == nil {
 				t.Errorf("%s validated against a schema without ETF flows", name)
+			}
+		}
+	})
+
+	// A stream's event is the item "exactly as the list shows it": the two
+	// documents select the same fields, under the same names and directives.
+	t.Run("a stream's items are its list's items", func(t *testing.T) {
+		for list, stream := range map[string]string{"posts": "posts_stream", "firehose": "firehose_stream"} {
+			listItem := selectionAt(t, sources[list], "page", "data")
+			streamItem := selectionAt(t, sources[stream], "page", "edges", "node")
+			if listItem != streamItem {
+				t.Errorf("queries/%s.graphql selects\n\t%s\nbut queries/%s.graphql selects\n\t%s", stream, streamItem, list, listItem)
 			}
 		}
 	})
@@ -157,4 +171,38 @@ func TestFixedQueriesCostWellUnderTheBudget(t *testing.T) {
 			t.Errorf("%s costs %d at its largest, more than half the budget of %d", name, cost, budget)
 		}
 	}
+}
+
+// selectionAt parses the document src and returns its selection at the path
+// of response names (aliases), one field per line as alias:name@directives.
+func selectionAt(t *testing.T, src string, path ...string) string {
+	t.Helper()
+	doc, err := parser.ParseQuery(&ast.Source{Input: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := doc.Operations[0].SelectionSet
+	for _, name := range path {
+		i := slices.IndexFunc(set, func(s ast.Selection) bool {
+			f, ok := s.(*ast.Field)
+			return ok && f.Alias == name
+		})
+		if i < 0 {
+			t.Fatalf("no field %q in %v", name, path)
+		}
+		set = set[i].(*ast.Field).SelectionSet
+	}
+	var fields []string
+	for _, s := range set {
+		f := s.(*ast.Field)
+		line := f.Alias + ":" + f.Name
+		for _, d := range f.Directives {
+			line += " @" + d.Name
+			for _, a := range d.Arguments {
+				line += " " + a.Name + "=" + a.Value.String()
+			}
+		}
+		fields = append(fields, line)
+	}
+	return strings.Join(fields, ", ")
 }
