@@ -79,24 +79,29 @@ func (im *importer[T, K]) follow(ctx context.Context, r io.Reader) error {
 				return err
 			}
 		case err := <-readErr:
-			// The reader sent every line before its error: take the
-			// lines still queued.
-			for len(lines) > 0 {
-				if terr := take(<-lines); terr != nil {
-					return terr
-				}
-			}
-			if ferr := im.flush(wctx); ferr != nil {
-				return ferr
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
+			return im.finish(wctx, lines, err, take)
 		case <-ctx.Done():
 			return im.drain(wctx, lines, readErr, &waiting, &more, take)
 		}
 	}
+}
+
+// finish ends a follow once the reader has stopped with err: the reader
+// sent every line before its error, so it takes the lines still queued,
+// writes them, and returns err unless it is the end of the input.
+func (im *importer[T, K]) finish(wctx context.Context, lines <-chan streamLine, err error, take func(streamLine) error) error {
+	for len(lines) > 0 {
+		if terr := take(<-lines); terr != nil {
+			return terr
+		}
+	}
+	if ferr := im.flush(wctx); ferr != nil {
+		return ferr
+	}
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // drain takes the lines the reader has already read, until it waits for
@@ -112,18 +117,7 @@ func (im *importer[T, K]) drain(wctx context.Context, lines <-chan streamLine, r
 			}
 			continue
 		case err := <-readErr:
-			for len(lines) > 0 {
-				if terr := take(<-lines); terr != nil {
-					return terr
-				}
-			}
-			if ferr := im.flush(wctx); ferr != nil {
-				return ferr
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
+			return im.finish(wctx, lines, err, take)
 		default:
 		}
 		if !*more && waiting.Load() {
