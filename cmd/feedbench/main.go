@@ -103,8 +103,8 @@ type cli struct {
 	CommonCoin         string `name:"common-coin" default:"BTC" help:"search scenarios *-coins-common: a ticker many items mention."`
 	RareCoin           string `name:"rare-coin" help:"search scenarios *-coins-rare: a ticker few items mention (default: the rarest on the newest 100 items of the list)."`
 	CommonWord         string `name:"common-word" default:"bitcoin" help:"search scenarios *-q-common: a word many items hold."`
-	RarePhrasePosts    string `name:"rare-phrase-posts" default:"\"curve finance\"" help:"search scenario posts-q-rare*: a q few posts match."`
-	RarePhraseFirehose string `name:"rare-phrase-firehose" default:"\"commitments of traders\"" help:"search scenario firehose-q-rare*: a q few messages match."`
+	RarePhrasePosts    string `name:"rare-phrase-posts" default:"\"curve governance\"" help:"search scenario posts-q-rare*: a q few posts match (72 of the reference data set's 1M)."`
+	RarePhraseFirehose string `name:"rare-phrase-firehose" default:"\"curve governance\"" help:"search scenario firehose-q-rare*: a q few messages match (1,125 of the reference data set's 5M)."`
 	SearchPane         string `name:"search-pane" default:"crypto" help:"search scenarios firehose-*-pane: the pane."`
 
 	Streams        int           `help:"Stream scenario instead of the request scenarios: open this many SSE streams of /v1/posts/stream (needs --database-url), insert posts and measure commit-to-client latency, memory per idle stream and goroutines."`
