@@ -470,8 +470,14 @@ func (d *discovery) deepCursor(ctx context.Context, list string, q url.Values) (
 	var out map[string]struct {
 		Edges []struct{ Cursor string } `json:"edges"`
 	}
+	// A failure here (a timeout of the backward page on a slow filter)
+	// skips this scenario rather than ending the whole run.
 	if err := d.graphql(ctx, fmt.Sprintf("{ %s(%s) { edges { cursor } } }", list, args), &out); err != nil {
-		return "", err
+		var se *skipError
+		if errors.As(err, &se) {
+			return "", err
+		}
+		return "", skip("no deep cursor for %s: %v", q.Encode(), err)
 	}
 	edges := out[list].Edges
 	if len(edges) < 2 {
