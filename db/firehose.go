@@ -49,8 +49,17 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 //     id: (pane, id), (pane, id) WHERE important, (id) WHERE important or
 //     the primary key, each scanned in the page's direction;
 //   - source: see firehoseBySource;
-//   - since: either of the above behind the recent-rows gate of sinceSQL.
+//   - since: either of the above behind the recent-rows gate of sinceSQL;
+//
+// with several coins, one such statement per ticker (coinBranches).
 func firehoseSQL(q *sqlBuilder, f FirehoseFilter, p Page) {
+	if coinBranches(q, f.SearchFilter, p, func(s SearchFilter) {
+		b := f
+		b.SearchFilter = s
+		firehoseSQL(q, b, p)
+	}) {
+		return
+	}
 	if f.Since.IsZero() {
 		firehoseByID(q, f, p, time.Time{})
 		return
@@ -66,6 +75,7 @@ func firehoseSQL(q *sqlBuilder, f FirehoseFilter, p Page) {
 			q.add(" AND "+alias+".source ILIKE ?", ContainsPattern(f.Source))
 		}
 		f.SearchFilter.where(q, alias, firehoseDocument)
+		f.SearchFilter.coins(q, alias, firehoseCoins, p)
 	}, func(q *sqlBuilder) { firehoseByID(q, f, p, f.Since) })
 }
 
@@ -82,6 +92,7 @@ func firehoseByID(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) {
 			q.add(" AND m.important")
 		}
 		f.SearchFilter.where(q, "m", firehoseDocument)
+		f.SearchFilter.coins(q, "m", firehoseCoins, p)
 		p.where(q, "m")
 		sinceFilter(q, "m", since)
 		p.orderLimit(q, "m")
@@ -149,6 +160,7 @@ func firehoseBySource(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) 
 			q.add(" AND " + alias + ".important")
 		}
 		f.SearchFilter.where(q, alias, firehoseDocument)
+		f.SearchFilter.coins(q, alias, firehoseCoins, p)
 		p.where(q, alias)
 		sinceFilter(q, alias, since)
 		p.orderBy(q, alias)
@@ -182,6 +194,7 @@ ids AS (
 		SELECT x.id FROM firehose_messages x
 		WHERE x.source = g.source AND x.pane = g.pane AND x.important = g.important`)
 	f.SearchFilter.where(q, "x", firehoseDocument)
+	f.SearchFilter.coins(q, "x", firehoseCoins, p)
 	p.where(q, "x")
 	sinceFilter(q, "x", since)
 	p.orderLimit(q, "x")

@@ -37,14 +37,23 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 
 // postsSQL writes the statement of one page of curated posts: read in id
 // order from posts_source_id_idx (with a source) or the primary key, and
-// with a since bound behind the recent-rows gate of sinceSQL.
+// with a since bound behind the recent-rows gate of sinceSQL; with several
+// coins, one such statement per ticker (coinBranches).
 func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
+	if coinBranches(q, f.SearchFilter, p, func(s SearchFilter) {
+		b := f
+		b.SearchFilter = s
+		postsSQL(q, b, p)
+	}) {
+		return
+	}
 	byID := func(q *sqlBuilder) {
 		q.add("SELECT " + q.cols("p") + " FROM posts p WHERE true")
 		if f.Source != "" {
 			q.add(" AND p.source = ?", f.Source)
 		}
 		f.SearchFilter.where(q, "p", postsDocument)
+		f.SearchFilter.coins(q, "p", postCoins, p)
 		p.where(q, "p")
 		sinceFilter(q, "p", f.Since)
 		p.orderLimit(q, "p")
@@ -58,6 +67,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 			q.add(" AND "+alias+".source = ?", f.Source)
 		}
 		f.SearchFilter.where(q, alias, postsDocument)
+		f.SearchFilter.coins(q, alias, postCoins, p)
 	}, byID)
 }
 

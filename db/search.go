@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
@@ -18,6 +19,11 @@ type SearchFilter struct {
 	Query string
 	// SinceID keeps items with an id larger than it.
 	SinceID int64
+
+	// coinsNot excludes items about any of these tickers: the branch of
+	// one ticker in coinBranches leaves out the items of the tickers
+	// before it, which their own branches return.
+	coinsNot []string
 }
 
 // postsDocument and firehoseDocument are the indexed expressions of
@@ -31,15 +37,82 @@ const (
 // where writes the filter's conditions on alias, whose full-text document
 // is the expression document (postsDocument or firehoseDocument).
 func (f SearchFilter) where(q *sqlBuilder, alias, document string) {
-	if len(f.Coins) > 0 {
-		q.add(" AND "+alias+".coins && ?::text[]", pgdialect.Array(f.Coins))
-	}
 	if f.Query != "" {
 		q.add(" AND "+fmt.Sprintf(document, alias)+" @@ websearch_to_tsquery('english'::regconfig, ?)", f.Query)
 	}
 	if f.SinceID > 0 {
 		q.add(" AND "+alias+".id > ?", f.SinceID)
 	}
+}
+
+// Side tables of the coins filter: one row per (ticker, item id), primary
+// key (ticker, id), kept by triggers (migration 20261124400001).
+const (
+	postCoins     = "post_coins"
+	firehoseCoins = "firehose_coins"
+)
+
+// coins writes the coins condition on alias, whose side table is side, as
+// semi-joins on the side table, bounded by the page's keyset bound: with
+// one ticker the planner chooses by the ticker's frequency between reading
+// its range of the side table newest first, the items joined back by id (a
+// rare ticker: the work follows the page), and the id order of the other
+// filters with one side-table probe per row (a common ticker), or a merge
+// of both orders. Several tickers are one branch each (coinBranches), so
+// here Coins holds at most one; coinsNot is probed per row.
+func (f SearchFilter) coins(q *sqlBuilder, alias, side string, p Page) {
+	if len(f.Coins) == 0 {
+		return
+	}
+	cmp, _, bound := p.dir()
+	// One ticker is an equality, so that the planner knows the side rows
+	// of one ticker unique by id and may read them in id order.
+	if tickers := uniqueTickers(f.Coins); len(tickers) == 1 {
+		q.add(" AND EXISTS (SELECT 1 FROM "+side+" k WHERE k.ticker = ? AND k.id = "+alias+".id", tickers[0])
+	} else {
+		q.add(" AND EXISTS (SELECT 1 FROM "+side+" k WHERE k.ticker = ANY(?::text[]) AND k.id = "+alias+".id", pgdialect.Array(tickers))
+	}
+	if bound > 0 {
+		q.add(" AND k.id "+cmp+" ?", bound)
+	}
+	q.add(")")
+	if len(f.coinsNot) > 0 {
+		q.add(" AND NOT EXISTS (SELECT 1 FROM "+side+" k WHERE k.ticker = ANY(?::text[]) AND k.id = "+alias+".id)",
+			pgdialect.Array(f.coinsNot))
+	}
+}
+
+// coinBranches writes the page of f for several tickers as one branch per
+// ticker, each the page of one ticker (written by branch) without the items
+// of the tickers before it, so that no item appears twice; the branches'
+// pages, each in id order, are merged (a Merge Append) and cut to the page.
+// It reports false, writing nothing, for at most one ticker.
+func coinBranches(q *sqlBuilder, f SearchFilter, p Page, branch func(SearchFilter)) bool {
+	tickers := uniqueTickers(f.Coins)
+	if len(tickers) <= 1 {
+		return false
+	}
+	q.add("SELECT u.* FROM (")
+	for i, t := range tickers {
+		if i > 0 {
+			q.add("\nUNION ALL\n")
+		}
+		b := f
+		b.Coins, b.coinsNot = []string{t}, tickers[:i]
+		q.add("(")
+		branch(b)
+		q.add(")")
+	}
+	q.add(") u")
+	p.orderLimit(q, "u")
+	return true
+}
+
+// uniqueTickers returns tickers sorted, without repeats.
+func uniqueTickers(tickers []string) []string {
+	tickers = slices.Clone(tickers)
+	slices.Sort(tickers)
+	return slices.Compact(tickers)
 }
 
 // Coins returns every ticker that occurs in posts or firehose messages,

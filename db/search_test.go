@@ -102,6 +102,10 @@ func searchCases(t *testing.T, bdb *bun.DB, table string) []searchCase {
 	if err := bdb.NewRaw("SELECT c FROM "+table+", unnest(coins) c GROUP BY c ORDER BY count(*), c LIMIT 1").Scan(ctx, &rare); err != nil {
 		t.Fatalf("rare coin: %v", err)
 	}
+	var second string
+	if err := bdb.NewRaw("SELECT c FROM "+table+", unnest(coins) c GROUP BY c ORDER BY count(*) DESC, c LIMIT 1 OFFSET 1").Scan(ctx, &second); err != nil {
+		t.Fatalf("second coin: %v", err)
+	}
 	var mid int64
 	if err := bdb.NewRaw("SELECT id FROM "+table+" ORDER BY id LIMIT 1 OFFSET (SELECT count(*) * 9 / 10 FROM "+table+")").Scan(ctx, &mid); err != nil {
 		t.Fatal(err)
@@ -110,6 +114,7 @@ func searchCases(t *testing.T, bdb *bun.DB, table string) []searchCase {
 		{coins: []string{common}},
 		{coins: []string{rare}},
 		{coins: []string{rare, common}},
+		{coins: []string{second, rare, common, second}}, // items about several of them once each
 		{coins: []string{"NOSUCHCOIN"}},
 		{query: "bitcoin"},
 		{query: `"spot bitcoin"`},

@@ -10,7 +10,7 @@ import (
 
 // backfillCmd derives columns that rows written before their migration lack.
 type backfillCmd struct {
-	Coins backfillCoinsCmd `cmd:"" help:"Derive the coins of posts and firehose messages whose coins are NULL."`
+	Coins backfillCoinsCmd `cmd:"" help:"Derive the coins of posts and firehose messages whose coins are NULL, and the coins side rows of those derived before the side tables."`
 }
 
 // backfillCoinsCmd runs importer.BackfillCoins.
@@ -30,7 +30,7 @@ func (c backfillCoinsCmd) Run(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "derived the coins of %d posts and %d firehose messages in %s\n",
-		stats.Posts, stats.Firehose, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(g.stdout, "derived the coins of %d posts and %d firehose messages, added %d and %d side rows, in %s\n",
+		stats.Posts, stats.Firehose, stats.PostSide, stats.FirehoseSide, time.Since(start).Round(time.Millisecond))
 	return nil
 }

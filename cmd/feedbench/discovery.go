@@ -29,6 +29,7 @@ type discovery struct {
 	now        func() time.Time
 
 	curatedSources []string
+	rareCoins      map[string]string // list → the discovered rare ticker
 	newestPosts    lazy[[]postItem]
 	flowDate       lazy[time.Time]
 	notes          []string

@@ -65,7 +65,12 @@ rarest source on the newest 100 firehose messages (firehose-source-rare), the
 newest ETF flow date, and, through GraphQL posts(last: 100), a cursor beside
 the oldest posts (posts-deep-page). The chosen values are printed as notes.
 
-Scenarios (--scenarios a,b,c or all; --list prints them):
+The search scenarios (issue 14's targets: coins and q, common and rare, alone
+and with source or pane, first and deep page) run with --scenarios search,
+not with all; the rare ticker is --rare-coin or the rarest on the newest 100
+items of the list.
+
+Scenarios (--scenarios a,b,c, all or search; --list prints them):
 `
 
 // cli is the command line.
@@ -94,6 +99,13 @@ type cli struct {
 	RareSource   string        `name:"rare-source" help:"firehose-source-rare: a substring matching few rows (default: the rarest source on the newest 100 messages)."`
 	SinceLag     time.Duration `name:"since-lag" default:"5s" help:"posts-since: how long before each request its since lies."`
 	EtfDays      int           `name:"etf-days" default:"30" help:"etf-list: days from the newest flow date back to from."`
+
+	CommonCoin         string `name:"common-coin" default:"BTC" help:"search scenarios *-coins-common: a ticker many items mention."`
+	RareCoin           string `name:"rare-coin" help:"search scenarios *-coins-rare: a ticker few items mention (default: the rarest on the newest 100 items of the list)."`
+	CommonWord         string `name:"common-word" default:"bitcoin" help:"search scenarios *-q-common: a word many items hold."`
+	RarePhrasePosts    string `name:"rare-phrase-posts" default:"\"curve governance\"" help:"search scenario posts-q-rare*: a q few posts match (72 of the reference data set's 1M)."`
+	RarePhraseFirehose string `name:"rare-phrase-firehose" default:"\"curve governance\"" help:"search scenario firehose-q-rare*: a q few messages match (1,125 of the reference data set's 5M)."`
+	SearchPane         string `name:"search-pane" default:"crypto" help:"search scenarios firehose-*-pane: the pane."`
 
 	Streams        int           `help:"Stream scenario instead of the request scenarios: open this many SSE streams of /v1/posts/stream (needs --database-url), insert posts and measure commit-to-client latency, memory per idle stream and goroutines."`
 	Subscriptions  int           `help:"Stream scenario: also this many GraphQL postAdded subscriptions (internal key)."`
@@ -218,7 +230,9 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 	client := newClient(l.timeout, max(l.workers, l.maxWorkers))
 
 	d := newDiscovery(client, base, c.Key, scenarioOptions{source: c.Source, commonSource: c.CommonSource,
-		rareSource: c.RareSource, sinceLag: c.SinceLag, etfDays: c.EtfDays})
+		rareSource: c.RareSource, sinceLag: c.SinceLag, etfDays: c.EtfDays,
+		commonCoin: c.CommonCoin, rareCoin: c.RareCoin, commonWord: c.CommonWord,
+		rarePhrasePosts: c.RarePhrasePosts, rarePhraseFirehose: c.RarePhraseFirehose, searchPane: c.SearchPane})
 	if err := d.preflight(ctx); err != nil {
 		return err
 	}

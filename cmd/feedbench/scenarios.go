@@ -32,14 +32,18 @@ type scenario struct {
 	graphql bool
 	// optIn scenarios run only when named, never with "all".
 	optIn bool
+	// group, if set, is a name that selects every scenario of the group
+	// ("search": issue 14's targets).
+	group string
 }
 
 // nextFunc fills in the next request of a scenario. Attack workers call it
 // concurrently.
 type nextFunc func(t *vegeta.Target)
 
-// scenarios is the table of every scenario, in the order they run with --scenarios all.
-var scenarios = []scenario{
+// scenarios is the table of every scenario, in the order they run with
+// --scenarios all, then the search group (searchScenarios).
+var scenarios = append([]scenario{
 	{name: "posts-first-50", doc: "GET /v1/posts?limit=50, the first page (the most common poll)",
 		prepare: static("/v1/posts", "limit", "50")},
 	{name: "posts-first-100", doc: "GET /v1/posts?limit=100, the largest first page",
@@ -76,7 +80,7 @@ var scenarios = []scenario{
 		prepare: prepGraphQLDashboard, graphql: true},
 	{name: "unknown-keys", doc: "GET /v1/posts?limit=50 with a new random well-formed key each time: a flood of refused keys (401); only when named, e.g. beside another feedbench measuring a real client",
 		prepare: prepUnknownKeys, optIn: true},
-}
+}, searchScenarios()...)
 
 // selectScenarios resolves --scenarios: "all" or a list of names, kept in
 // the order given, without duplicates.
@@ -85,9 +89,9 @@ func selectScenarios(names []string) ([]*scenario, error) {
 	seen := map[string]bool{}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		if n == "all" {
+		if n == "all" || scenarioGroup(n) {
 			for i := range scenarios {
-				if !seen[scenarios[i].name] && !scenarios[i].optIn {
+				if !seen[scenarios[i].name] && (n == "all" && !scenarios[i].optIn || scenarios[i].group == n) {
 					seen[scenarios[i].name] = true
 					out = append(out, &scenarios[i])
 				}
@@ -109,6 +113,11 @@ func selectScenarios(names []string) ([]*scenario, error) {
 	return out, nil
 }
 
+// scenarioGroup reports whether n names a group of scenarios.
+func scenarioGroup(n string) bool {
+	return slices.ContainsFunc(scenarios, func(s scenario) bool { return s.group == n })
+}
+
 // scenarioOptions are the flags that parameterise scenarios.
 type scenarioOptions struct {
 	source       string        // posts-by-source label; empty: discover
@@ -116,6 +125,12 @@ type scenarioOptions struct {
 	rareSource   string        // firehose-source-rare substring; empty: discover
 	sinceLag     time.Duration // posts-since: how far before now
 	etfDays      int           // etf-list: days from the newest flow date back to from
+
+	// The search scenarios' values (searchScenarios).
+	commonCoin, rareCoin                string // rareCoin empty: discover
+	commonWord                          string
+	rarePhrasePosts, rarePhraseFirehose string
+	searchPane                          string
 }
 
 // skipError says why a scenario cannot run against this service.
@@ -305,4 +320,174 @@ func prepUnknownKeys(_ context.Context, d *discovery) (nextFunc, error) {
 		}
 		t.Header = http.Header{"Authorization": {"Bearer fapi_" + string(raw[:])}}
 	}, nil
+}
+
+// searchKind is one of issue 14's search filters: coins or q, with a
+// common or a rare value.
+type searchKind struct {
+	name string // in scenario names: coins-common, coins-rare, q-common, q-rare
+	doc  string
+}
+
+var searchKinds = []searchKind{
+	{"coins-common", "coins=--common-coin"},
+	{"coins-rare", "coins=--rare-coin"},
+	{"q-common", "q=--common-word"},
+	{"q-rare", "q=--rare-phrase-LIST"},
+}
+
+// searchScenarios returns issue 14's target scenarios: for posts and the
+// firehose, each searchKind alone and narrowed (posts by --source, the
+// firehose by --search-pane), on the first page and on a deep page (the
+// oldest 100 matches, through GraphQL's last: 100; needs an internal key).
+// They run with --scenarios search (or by name), not with all.
+func searchScenarios() []scenario {
+	var out []scenario
+	for _, list := range []string{"posts", "firehose"} {
+		narrow := "source"
+		if list == "firehose" {
+			narrow = "pane"
+		}
+		for _, k := range searchKinds {
+			for _, narrowed := range []bool{false, true} {
+				for _, deep := range []bool{false, true} {
+					name, doc := list+"-"+k.name, "GET /v1/"+list+"?"+k.doc
+					if narrowed {
+						name += "-" + narrow
+						doc += "&" + narrow + "=--" + map[bool]string{true: "source", false: "search-pane"}[narrow == "source"]
+					}
+					if deep {
+						name += "-deep"
+						doc += ", the page before the oldest 100 matches (internal key)"
+					}
+					out = append(out, scenario{name: name, doc: doc, group: "search", optIn: true,
+						prepare: prepSearch(list, k.name, narrowed, deep)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// prepSearch returns the prepare function of one search scenario.
+func prepSearch(list, kind string, narrowed, deep bool) func(context.Context, *discovery) (nextFunc, error) {
+	return func(ctx context.Context, d *discovery) (nextFunc, error) {
+		q := url.Values{}
+		switch kind {
+		case "coins-common":
+			q.Set("coins", d.opts.commonCoin)
+		case "coins-rare":
+			c, err := d.rareCoin(ctx, list)
+			if err != nil {
+				return nil, err
+			}
+			q.Set("coins", c)
+		case "q-common":
+			q.Set("q", d.opts.commonWord)
+		case "q-rare":
+			if list == "posts" {
+				q.Set("q", d.opts.rarePhrasePosts)
+			} else {
+				q.Set("q", d.opts.rarePhraseFirehose)
+			}
+		}
+		if narrowed {
+			if list == "posts" {
+				label := d.opts.source
+				if label == "" {
+					var err error
+					if label, err = d.midVolumeSource(ctx); err != nil {
+						return nil, err
+					}
+				}
+				q.Set("source", label)
+			} else {
+				q.Set("pane", d.opts.searchPane)
+			}
+		}
+		if deep {
+			cursor, err := d.deepCursor(ctx, list, q)
+			if err != nil {
+				return nil, err
+			}
+			q.Set("cursor", cursor)
+		}
+		d.notef("%s-%s: %s", list, kind, q.Encode())
+		return roundRobin(d.get("/v1/"+list, q)), nil
+	}
+}
+
+// rareCoin returns --rare-coin, or the ticker mentioned by the fewest of
+// the newest 100 items of list (at least one), ties by name.
+func (d *discovery) rareCoin(ctx context.Context, list string) (string, error) {
+	if d.opts.rareCoin != "" {
+		return d.opts.rareCoin, nil
+	}
+	if c, ok := d.rareCoins[list]; ok {
+		return c, nil
+	}
+	var items []struct {
+		Coins []string `json:"coins"`
+	}
+	if err := d.getJSON(ctx, "/v1/"+list, url.Values{"limit": {"100"}}, &items); err != nil {
+		return "", err
+	}
+	counts := map[string]int{}
+	for _, it := range items {
+		for _, c := range it.Coins {
+			counts[c]++
+		}
+	}
+	ranked := rank(counts)
+	if len(ranked) == 0 {
+		return "", skip("no coins on the newest 100 items of /v1/%s", list)
+	}
+	c := ranked[len(ranked)-1]
+	if d.rareCoins == nil {
+		d.rareCoins = map[string]string{}
+	}
+	d.rareCoins[list] = c
+	return c, nil
+}
+
+// deepCursor returns the cursor of the oldest of the last 100 items of
+// list matching q's filters (through GraphQL, whose cursors are REST's):
+// the REST page after it is a deep page of the filtered list.
+func (d *discovery) deepCursor(ctx context.Context, list string, q url.Values) (string, error) {
+	args := "last: 100"
+	for _, k := range []string{"coins", "q", "source"} {
+		if v := q.Get(k); v != "" {
+			if k == "coins" {
+				args += ", coins: [" + gqlString(v) + "]"
+			} else {
+				args += ", " + k + ": " + gqlString(v)
+			}
+		}
+	}
+	if v := q.Get("pane"); v != "" {
+		args += ", pane: " + v // an enum value, as REST spells it
+	}
+	var out map[string]struct {
+		Edges []struct{ Cursor string } `json:"edges"`
+	}
+	// A failure here (a timeout of the backward page on a slow filter)
+	// skips this scenario rather than ending the whole run.
+	if err := d.graphql(ctx, fmt.Sprintf("{ %s(%s) { edges { cursor } } }", list, args), &out); err != nil {
+		var se *skipError
+		if errors.As(err, &se) {
+			return "", err
+		}
+		return "", skip("no deep cursor for %s: %v", q.Encode(), err)
+	}
+	edges := out[list].Edges
+	if len(edges) < 2 {
+		return "", skip("fewer than 2 matches of %s: no deep page to fetch", q.Encode())
+	}
+	return edges[0].Cursor, nil
+}
+
+// gqlString quotes s as a GraphQL string (JSON's syntax is a subset).
+func gqlString(s string) string {
+	b, _ := json.Marshal(s) // a string always encodes
+	return string(b)
 }

@@ -51,3 +51,30 @@ func TestUnknownKeysScenario(t *testing.T) {
 		t.Errorf("--scenarios unknown-keys: %v, %v", named, err)
 	}
 }
+
+// The search group holds issue 14's 32 target scenarios, runs only when
+// named, and each deep scenario asks GraphQL for the filtered list's end.
+func TestSearchScenarios(t *testing.T) {
+	t.Parallel()
+	group, err := selectScenarios([]string{"search"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(group) != 32 {
+		t.Errorf("search selects %d scenarios, want 32 (2 lists × 4 kinds × alone/narrowed × first/deep)", len(group))
+	}
+	all, err := selectScenarios([]string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range group {
+		if slices.Contains(all, s) {
+			t.Errorf("all runs %s", s.name)
+		}
+	}
+	for _, name := range []string{"posts-coins-rare-source-deep", "firehose-q-common-pane", "firehose-coins-common-deep"} {
+		if _, err := selectScenarios([]string{name}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

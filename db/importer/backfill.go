@@ -14,6 +14,10 @@ import (
 // BackfillStats counts what BackfillCoins did, per table.
 type BackfillStats struct {
 	Posts, Firehose int
+	// PostSide and FirehoseSide count the rows added to the coins side
+	// tables (post_coins, firehose_coins) for rows whose coins were
+	// derived before the side tables existed.
+	PostSide, FirehoseSide int
 }
 
 // backfillTable is one table the backfill derives coins for: its name
@@ -21,11 +25,12 @@ type BackfillStats struct {
 type backfillTable struct {
 	name    string
 	columns string // the text columns, as t1, t2 and t3
+	side    string // the coins side table
 }
 
 var backfillTables = []backfillTable{
-	{"posts", "body AS t1, NULL AS t2, NULL AS t3"},
-	{"firehose_messages", "title AS t1, body AS t2, summary_ai AS t3"},
+	{"posts", "body AS t1, NULL AS t2, NULL AS t3", "post_coins"},
+	{"firehose_messages", "title AS t1, body AS t2, summary_ai AS t3", "firehose_coins"},
 }
 
 // BackfillCoins derives the coins of every post and firehose message
@@ -44,13 +49,51 @@ func BackfillCoins(ctx context.Context, bdb *bun.DB, batch int, progress io.Writ
 		if err != nil {
 			return stats, err
 		}
+		side, err := backfillSide(ctx, bdb, t, batch, progress)
+		if err != nil {
+			return stats, err
+		}
 		if t.name == "posts" {
-			stats.Posts = n
+			stats.Posts, stats.PostSide = n, side
 		} else {
-			stats.Firehose = n
+			stats.Firehose, stats.FirehoseSide = n, side
 		}
 	}
 	return stats, nil
+}
+
+// backfillSide adds the side-table rows of t's rows whose coins are set
+// but whose side rows are missing (derived before migration
+// 20261124400001 added the side tables, whose triggers keep them since),
+// batch rows at a time up the primary key, each batch one statement. Rows
+// derived by backfillTableCoins got theirs from the triggers. It returns
+// the number of side rows added (0 when run again).
+//
+// A writer that changes a row's coins while its batch runs may leave a
+// side row of its old coins behind (the batch read them before the
+// writer's trigger ran): run the backfill before writers edit coins, as
+// after the migration.
+func backfillSide(ctx context.Context, bdb *bun.DB, t backfillTable, batch int, progress io.Writer) (int, error) {
+	var last int64
+	total := 0
+	for {
+		var upTo *int64
+		var n int
+		err := bdb.NewRaw("WITH b AS (SELECT id, coins FROM "+t.name+" WHERE id > ? AND coins IS NOT NULL ORDER BY id LIMIT ?),\n"+
+			"ins AS (INSERT INTO "+t.side+" (ticker, id) SELECT DISTINCT c, b.id FROM b, unnest(b.coins) AS c ON CONFLICT DO NOTHING RETURNING 1)\n"+
+			"SELECT (SELECT max(id) FROM b), (SELECT count(*) FROM ins)", last, batch).Scan(ctx, &upTo, &n)
+		if err != nil {
+			return total, fmt.Errorf("backfill coins of %s: side rows: %w", t.name, err)
+		}
+		if upTo == nil {
+			return total, nil
+		}
+		total += n
+		last = *upTo
+		if progress != nil {
+			fmt.Fprintf(progress, "%s: %d side rows added (up to id %d)\n", t.side, total, last)
+		}
+	}
 }
 
 type backfillRow struct {

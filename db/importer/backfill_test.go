@@ -26,6 +26,17 @@ func TestBackfillCoinsDerivesOnlyWhatIsMissing(t *testing.T) {
 	exec("UPDATE posts SET coins = NULL WHERE id % 3 = 0")
 	exec("UPDATE firehose_messages SET coins = NULL WHERE id % 2 = 0")
 	exec("UPDATE posts SET coins = '{KEEP}' WHERE id = (SELECT max(id) FROM posts WHERE id % 3 = 1)")
+	// Rows derived before the side tables existed have coins but no side
+	// rows.
+	exec("DELETE FROM post_coins WHERE id % 5 = 1")
+	exec("DELETE FROM firehose_coins WHERE id % 2 = 1")
+	var missingSide int
+	if err := bdb.NewRaw(sideMissing).Scan(ctx, &missingSide); err != nil {
+		t.Fatal(err)
+	}
+	if missingSide == 0 {
+		t.Fatal("no side rows missing: the test data hold no coins")
+	}
 	var nullPosts, nullFirehose int
 	if err := bdb.NewRaw("SELECT (SELECT count(*) FROM posts WHERE coins IS NULL), (SELECT count(*) FROM firehose_messages WHERE coins IS NULL)").Scan(ctx, &nullPosts, &nullFirehose); err != nil {
 		t.Fatal(err)
@@ -37,6 +48,20 @@ func TestBackfillCoinsDerivesOnlyWhatIsMissing(t *testing.T) {
 	}
 	if stats.Posts != nullPosts || stats.Firehose != nullFirehose {
 		t.Errorf("stats %+v, want %d posts and %d messages", stats, nullPosts, nullFirehose)
+	}
+	if stats.PostSide+stats.FirehoseSide != missingSide {
+		t.Errorf("stats %+v, want %d side rows added", stats, missingSide)
+	}
+	// The side tables hold exactly the (ticker, id) pairs of the coins.
+	var missing, extra int
+	if err := bdb.NewRaw(sideMissing).Scan(ctx, &missing); err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.NewRaw(sideExtra).Scan(ctx, &extra); err != nil {
+		t.Fatal(err)
+	}
+	if missing != 0 || extra != 0 {
+		t.Errorf("side tables: %d pairs missing, %d extra", missing, extra)
 	}
 	// Every row now holds what the extractor derives from its texts (the
 	// seed derived the others the same way), except the explicit one.
@@ -75,3 +100,12 @@ func TestBackfillCoinsDerivesOnlyWhatIsMissing(t *testing.T) {
 		t.Errorf("second run: %+v, %v; want nothing done", again, err)
 	}
 }
+
+// sideMissing and sideExtra count the (ticker, id) pairs of the items'
+// coins that the side tables lack, and the side rows no item's coins hold.
+const (
+	sideMissing = `SELECT (SELECT count(*) FROM (SELECT c, id FROM posts, unnest(coins) AS c EXCEPT SELECT ticker, id FROM post_coins) x)
+		+ (SELECT count(*) FROM (SELECT c, id FROM firehose_messages, unnest(coins) AS c EXCEPT SELECT ticker, id FROM firehose_coins) x)`
+	sideExtra = `SELECT (SELECT count(*) FROM (SELECT ticker, id FROM post_coins EXCEPT SELECT c, id FROM posts, unnest(coins) AS c) x)
+		+ (SELECT count(*) FROM (SELECT ticker, id FROM firehose_coins EXCEPT SELECT c, id FROM firehose_messages, unnest(coins) AS c) x)`
+)
