@@ -243,12 +243,15 @@ func NewHandler(cfg Config) http.Handler {
 		},
 	})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(newPostTransport())
 	configure(srv, cfg)
 	srv.Use(operationGuard{log: cfg.Logger, maxBytes: cfg.Limits.MaxResponseBytes})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && !checkBody(w, r, cfg.Limits.MaxBodyBytes) {
-			return
+		var params *graphql.RawParams
+		if r.Method == http.MethodPost {
+			if params = checkBody(w, r, cfg.Limits.MaxBodyBytes); params == nil {
+				return
+			}
 		}
 		if _, ok := w.(http.Flusher); ok && (r.Header.Get("Upgrade") != "" || r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")) {
 			// Subscriptions write as they go; their errors are coded by
@@ -256,7 +259,7 @@ func NewHandler(cfg Config) http.Handler {
 			srv.ServeHTTP(w, r)
 			return
 		}
-		cw := &codedErrors{ResponseWriter: w}
+		cw := &codedErrors{ResponseWriter: w, params: params}
 		srv.ServeHTTP(cw, r)
 		cw.finish()
 	})

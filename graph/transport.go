@@ -18,29 +18,30 @@ import (
 // it decodes as gqlgen's POST transport will decode it. Refused bodies get
 // a GraphQL error with extensions.code bad_request (413 when too large, 400
 // otherwise); without this gqlgen would read a body of any size, and show
-// an undecodable one as an internal error, logging it whole. It reports
-// whether the request may go on, with its body restored.
-func checkBody(w http.ResponseWriter, r *http.Request, limit int64) bool {
+// an undecodable one as an internal error, logging it whole. It returns
+// the decoded parameters, or nil if the request may not go on; its body is
+// restored.
+func checkBody(w http.ResponseWriter, r *http.Request, limit int64) *graphql.RawParams {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", limit))
-		return false
+		return nil
 	case err != nil:
 		refuse(w, http.StatusBadRequest, "the request body could not be read")
-		return false
+		return nil
 	}
-	var params graphql.RawParams
+	params := &graphql.RawParams{}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	if err := dec.Decode(&params); err != nil {
+	if err := dec.Decode(params); err != nil {
 		refuse(w, http.StatusBadRequest, "the request body must be a JSON object with a string query, "+
 			"and optionally a string operationName and objects variables and extensions")
-		return false
+		return nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	return params
 }
 
 // refuse answers a request refused before GraphQL sees it.
@@ -66,11 +67,13 @@ func writeResponse(w http.ResponseWriter, status int, resp *graphql.Response) {
 // errors past the error presenter ("variables could not be decoded",
 // "transport not supported"). Those are the client's fault, bad_request;
 // any other error without a code would be internal. Other responses pass
-// straight through.
+// straight through. params, if set, are the request's parameters as
+// checkBody decoded them, for postTransport.
 type codedErrors struct {
 	http.ResponseWriter
 	status int
 	held   bytes.Buffer
+	params *graphql.RawParams
 }
 
 func (c *codedErrors) WriteHeader(code int) {

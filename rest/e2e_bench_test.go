@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -81,6 +82,12 @@ func benchDeepPath(b *testing.B, a *api) string {
 // to its end and checked for status want. header, if set, is added to
 // every request.
 func benchHTTP(b *testing.B, h http.Handler, key, path string, header http.Header, want int) {
+	benchHTTPBody(b, h, key, http.MethodGet, path, "", header, want)
+}
+
+// benchHTTPBody is benchHTTP for a request of any method, with body (if
+// not empty) sent as application/json.
+func benchHTTPBody(b *testing.B, h http.Handler, key, method, path, body string, header http.Header, want int) {
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config = NewServer("", h)
 	srv.Start()
@@ -94,12 +101,20 @@ func benchHTTP(b *testing.B, h http.Handler, key, path string, header http.Heade
 	cpu0 := processCPU()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req, _ := http.NewRequest(method, url, nil)
 		req.Header.Set("Authorization", "Bearer "+key)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+			req.ContentLength = int64(len(body))
+		}
 		for k, v := range header {
 			req.Header[k] = v
 		}
 		for pb.Next() {
+			if body != "" {
+				req.Body, _ = req.GetBody()
+			}
 			res, err := client.Do(req)
 			if err != nil {
 				b.Error(err)
@@ -156,5 +171,36 @@ func BenchmarkPolling(b *testing.B) {
 	})
 	b.Run("304", func(b *testing.B) {
 		benchHTTP(b, cached.handler, a.free, benchPostsPath, http.Header{"If-None-Match": {tag}}, http.StatusNotModified)
+	})
+}
+
+// benchConnectionQuery is the dashboards' Relay connection query of the
+// peers' comparison (../shared/peers/F_gql_first.json): the fields of
+// /v1/posts?limit=50 but the raw ones, edges with cursors and pageInfo.
+const benchConnectionQuery = `{"query":"{ posts(first: 50) { edges { cursor node { id source username body url originalSourceUrl createdAt } } pageInfo { hasNextPage endCursor } } }"}`
+
+// BenchmarkGraphQLConnection serves the same first page of 50 posts, end
+// to end over loopback HTTP with every middleware on (as BenchmarkEndToEnd),
+// as GET /v1/posts?limit=50 and as the Relay connection query POSTed to
+// /graphql, in one run; cpu-ns/op is the process's CPU per request, client
+// included:
+//
+//	go test ./rest -run '^$' -bench GraphQLConnection -benchmem -count 10
+func BenchmarkGraphQLConnection(b *testing.B) {
+	a := benchNewAPI(b)
+	full := a.variant(b, func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		m, err := NewMetrics(prometheus.NewRegistry())
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Metrics = m
+		c.RequestTimeout = 1500 * time.Millisecond
+	})
+	b.Run("v1", func(b *testing.B) {
+		benchHTTP(b, full.handler, full.intern, benchPostsPath, nil, http.StatusOK)
+	})
+	b.Run("graphql", func(b *testing.B) {
+		benchHTTPBody(b, full.handler, full.intern, http.MethodPost, "/graphql", benchConnectionQuery, nil, http.StatusOK)
 	})
 }

@@ -57,8 +57,17 @@
 //     go test ./graph/... ./rest/...: graph/plain_test.go compares plain
 //     objects with gqlgen's own path on the same operations, errors, nulls
 //     and @defer included; the goldens of the schema must not change.
-//  5. go test ./rest -run '^$' -bench 'EndToEnd|Endpoints' -benchmem, to
-//     see that the cheap path is still taken (allocations per request).
+//  5. go test ./graph -run 'TestPostTransport|TestWriteJSON': /graphql's
+//     POST transport (graph/post.go) copies unexported behaviour of
+//     gqlgen's transport.POST (response content type from Accept, status
+//     of request errors, messages of undecodable bodies) and writes
+//     json.Marshal's bytes without json.Marshal; the test sends the same
+//     requests to both transports and fails on any difference in status,
+//     content type or body. Bring postTransport in line with the new
+//     transport.POST (read its Do, headers.go and util.go).
+//  6. go test ./rest -run '^$' -bench 'EndToEnd|Endpoints|GraphQLConnection'
+//     -benchmem, to see that the cheap paths are still taken (allocations
+//     per request).
 //
 // No supported gqlgen mechanism replaces the patches at no cost: a field
 // middleware (AroundFields) still runs per field inside gqlgen's field
