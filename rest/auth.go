@@ -41,7 +41,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		ip := s.clientIP(r)
 		if !ok || !s.verified.has(secret) {
 			if d := s.rates.peek(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.allowed {
-				s.refuseAuth(w, r, d)
+				s.refuseAuth(w, r, ip, d)
 				return
 			}
 		}
@@ -68,7 +68,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 // budget and answers 401, or 429 when the budget is spent.
 func (s *server) authFailed(w http.ResponseWriter, r *http.Request, ip string) {
 	if d := s.rates.take(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.allowed {
-		s.refuseAuth(w, r, d)
+		s.refuseAuth(w, r, ip, d)
 		return
 	}
 	s.writeError(w, r, apperr.New(apperr.Unauthorized, unauthorizedMessage))
@@ -76,15 +76,16 @@ func (s *server) authFailed(w http.ResponseWriter, r *http.Request, ip string) {
 
 // refuseAuth answers 429 for a client IP whose failed-authentication
 // budget is spent, with that budget's rate-limit headers (policy
-// "failed_auth").
-func (s *server) refuseAuth(w http.ResponseWriter, r *http.Request, d decision) {
+// "failed_auth"), and notes until when ip is spent, so that its next
+// requests are refused first in the chain (refuse.go).
+func (s *server) refuseAuth(w http.ResponseWriter, r *http.Request, ip string, d decision) {
+	now := s.rates.clock()
+	s.refuser.blocked.block(ip, now.Add(d.reset), now)
 	setRateHeaders(w.Header(), policyAuthFailed, s.authFailures, d)
 	if a := accessOf(r.Context()); a != nil {
 		a.authBudget = true
 	}
-	s.writeError(w, r, apperr.New(apperr.RateLimited,
-		"too many failed authentications from this address: at most "+strconv.Itoa(s.authFailures)+
-			" per minute; retry after "+retryAfter+" seconds"))
+	s.writeError(w, r, apperr.New(apperr.RateLimited, authBudgetMessage(s.authFailures)))
 }
 
 // optionalKey puts the principal of a valid bearer key into the context and

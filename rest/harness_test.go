@@ -57,6 +57,9 @@ func newAPI(t testing.TB, opts ...func(*Config)) *api {
 		RateLimit:    100000,
 		// Tests of 401s send many bad keys from one address.
 		AuthFailureLimit: 100000,
+		// Tests that spend the budget answer their refusals at once; the
+		// tests of the delay (refuse_test.go) set it.
+		RefusalDelay: -1,
 		// Tests write fixtures and list them at once; the tests of the
 		// cache (poll_test.go) turn it on.
 		DisablePollCache: true,

@@ -56,6 +56,19 @@ type Config struct {
 	// replica are answered 429 without looking the key up, until the
 	// oldest failure is a minute old.
 	AuthFailureLimit int
+	// RefusalDelay holds each answer to a client IP whose failed
+	// authentications are spent before it is sent (default
+	// DefaultRefusalDelay, 1s; negative: none), so that a flood waiting
+	// for its answers slows down. RefusalHoldMax bounds the answers held
+	// at once (default DefaultRefusalHoldMax); past it they are sent at
+	// once. A client that leaves frees its place.
+	RefusalDelay   time.Duration
+	RefusalHoldMax int
+	// RefusalLogInterval: the requests of a client IP refused because its
+	// failed authentications are spent are logged as one line ("requests
+	// refused", with their number) per interval and IP instead of one
+	// access log line each (default DefaultRefusalLogInterval, 10s).
+	RefusalLogInterval time.Duration
 	// TrustedProxies lists the CIDR prefixes of reverse proxies whose
 	// X-Forwarded-For is believed for the client IP. Empty (the default)
 	// means the client IP is the TCP peer (RemoteAddr) and
@@ -121,6 +134,7 @@ type server struct {
 	authFailures   int
 	rates          *rateStore
 	verified       *verifiedKeys
+	refuser        *refuser
 	clientIP       func(*http.Request) string
 	log            *slog.Logger
 	metrics        *Metrics
@@ -248,6 +262,17 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.RedisPrefix = "feedapi:ratelimit"
 	}
 	s.rates = newRateStore(cfg.Redis, cfg.RedisPrefix, cfg.now, cfg.Logger, cfg.Metrics.setRedisFallback)
+	if cfg.RefusalDelay == 0 {
+		cfg.RefusalDelay = DefaultRefusalDelay
+	}
+	if cfg.RefusalHoldMax <= 0 {
+		cfg.RefusalHoldMax = DefaultRefusalHoldMax
+	}
+	if cfg.RefusalLogInterval <= 0 {
+		cfg.RefusalLogInterval = DefaultRefusalLogInterval
+	}
+	s.refuser = newRefuser(s.authFailures, s.rates.clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
+		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval))
 	return s.routes(), nil
 }
 

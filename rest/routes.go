@@ -17,6 +17,8 @@ import (
 // routes builds the router. Order of checks on a keyed request: key (401),
 // tier (403), rate limit (429), then the endpoint's parameters (400) and
 // its result (404 or 200). CORS preflights are answered before all of them.
+// A client IP whose failed authentications are spent gets its 429 before
+// any of this (earlyRefusal).
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.deadline, s.observe, s.begin, s.cors)
@@ -30,13 +32,16 @@ func (s *server) routes() http.Handler {
 		getHead(r, "/v1/openapi.json", http.HandlerFunc(s.openAPI))
 	})
 	// Keyed /v1 endpoints: open to every tier.
+	keyed := map[string]bool{} // patterns behind authenticate, for earlyRefusal
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate, s.keyed("free", "pro", "internal"))
 		for _, ep := range s.endpoints {
 			getHead(r, ep.pattern, s.serve(ep))
+			keyed[ep.pattern] = true
 		}
 		for _, ep := range s.streamEps {
 			r.Method(http.MethodGet, ep.pattern, s.serveStream(ep))
+			keyed[ep.pattern] = true
 		}
 	})
 	// The GraphiQL page's assets: no key, limited per client IP.
@@ -49,7 +54,7 @@ func (s *server) routes() http.Handler {
 		r.Method(http.MethodGet, "/graphql", http.HandlerFunc(s.serveGraphQL))
 		r.Method(http.MethodPost, "/graphql", http.HandlerFunc(s.serveGraphQL))
 	})
-	return r
+	return &earlyRefusal{s: s, mux: r, keyed: keyed}
 }
 
 // playgroundWithoutKey serves the GraphiQL page of GET /graphql (a browser
