@@ -65,7 +65,7 @@ func firehoseSQL(q *sqlBuilder, f FirehoseFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND "+alias+".source ILIKE ?", ContainsPattern(f.Source))
 		}
-		f.SearchFilter.where(q, alias, firehoseDocument)
+		f.SearchFilter.where(q, alias)
 	}, func(q *sqlBuilder) { firehoseByID(q, f, p, f.Since) })
 }
 
@@ -81,7 +81,7 @@ func firehoseByID(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) {
 		if f.Important {
 			q.add(" AND m.important")
 		}
-		f.SearchFilter.where(q, "m", firehoseDocument)
+		f.SearchFilter.where(q, "m")
 		p.where(q, "m")
 		sinceFilter(q, "m", since)
 		p.orderLimit(q, "m")
@@ -148,7 +148,7 @@ func firehoseBySource(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) 
 		if f.Important {
 			q.add(" AND " + alias + ".important")
 		}
-		f.SearchFilter.where(q, alias, firehoseDocument)
+		f.SearchFilter.where(q, alias)
 		p.where(q, alias)
 		sinceFilter(q, alias, since)
 		p.orderBy(q, alias)
@@ -181,7 +181,7 @@ ids AS (
 	SELECT x.id FROM groups g CROSS JOIN LATERAL (
 		SELECT x.id FROM firehose_messages x
 		WHERE x.source = g.source AND x.pane = g.pane AND x.important = g.important`)
-	f.SearchFilter.where(q, "x", firehoseDocument)
+	f.SearchFilter.where(q, "x")
 	p.where(q, "x")
 	sinceFilter(q, "x", since)
 	p.orderLimit(q, "x")

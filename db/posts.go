@@ -44,7 +44,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND p.source = ?", f.Source)
 		}
-		f.SearchFilter.where(q, "p", postsDocument)
+		f.SearchFilter.where(q, "p")
 		p.where(q, "p")
 		sinceFilter(q, "p", f.Since)
 		p.orderLimit(q, "p")
@@ -57,7 +57,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND "+alias+".source = ?", f.Source)
 		}
-		f.SearchFilter.where(q, alias, postsDocument)
+		f.SearchFilter.where(q, alias)
 	}, byID)
 }
 
