@@ -32,15 +32,30 @@ func staleFTS(t *testing.T, bdb *bun.DB) (posts, firehose int) {
 	return posts, firehose
 }
 
+// execSetup runs a setup statement over a whole seeded table without the
+// pool's statement timeout (a bound a loaded machine can miss): one
+// transaction with SET LOCAL.
+func execSetup(t *testing.T, bdb *bun.DB, q string) {
+	t.Helper()
+	err := bdb.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, q)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
 func TestFTSFollowsEveryWriter(t *testing.T) {
 	t.Parallel()
 	bdb := dbtest.New(t)
 	ctx := context.Background()
 	exec := func(q string) {
 		t.Helper()
-		if _, err := bdb.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		execSetup(t, bdb, q)
 	}
 	check := func(step string) {
 		t.Helper()
@@ -103,9 +118,7 @@ func TestBackfillFTSFillsOnlyWhatIsMissing(t *testing.T) {
 	ctx := context.Background()
 	exec := func(q string) {
 		t.Helper()
-		if _, err := bdb.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		execSetup(t, bdb, q)
 	}
 	// Rows written before the column existed have fts NULL: the update
 	// trigger would refill them, so it is off while they are made.
