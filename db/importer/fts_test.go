@@ -23,9 +23,15 @@ const (
 // is not the document of their texts (NULL counts as stale).
 func staleFTS(t *testing.T, bdb *bun.DB) (posts, firehose int) {
 	t.Helper()
-	err := bdb.NewRaw("SELECT (SELECT count(*) FROM posts WHERE fts IS DISTINCT FROM "+postsDocSQL+"), "+
-		"(SELECT count(*) FROM firehose_messages WHERE fts IS DISTINCT FROM "+firehoseDocSQL+")").
-		Scan(context.Background(), &posts, &firehose)
+	// Every row's document is recomputed: no statement timeout (see execSetup).
+	err := bdb.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+			return err
+		}
+		return tx.NewRaw("SELECT (SELECT count(*) FROM posts WHERE fts IS DISTINCT FROM "+postsDocSQL+"), "+
+			"(SELECT count(*) FROM firehose_messages WHERE fts IS DISTINCT FROM "+firehoseDocSQL+")").
+			Scan(ctx, &posts, &firehose)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
