@@ -32,7 +32,7 @@ const SinceWindow = sinceWindow
 // WeekPostsSQL returns the statement that ListPostsOfWeeks runs for one
 // page of the ISO week starting at monday, without a keyset bound.
 func (s *Store) WeekPostsSQL(monday time.Time, limit int) string {
-	return s.db.NewRaw(weekPostsSQL, pgdialect.Array([]int{0}), pgdialect.Array([]time.Time{monday}),
+	return s.db.NewRaw(s.weekSQL(weekPostsSQL), pgdialect.Array([]int{0}), pgdialect.Array([]time.Time{monday}),
 		pgdialect.Array([]int64{0}), bun.Safe("<>"), bun.Safe("DESC"), limit+1, bun.Safe("DESC")).String()
 }
 

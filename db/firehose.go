@@ -74,7 +74,7 @@ func firehoseSQL(q *sqlBuilder, f FirehoseFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND "+alias+".source ILIKE ?", ContainsPattern(f.Source))
 		}
-		f.SearchFilter.where(q, alias, firehoseDocument)
+		f.SearchFilter.where(q, alias)
 		f.SearchFilter.coins(q, alias, firehoseCoins, p)
 	}, func(q *sqlBuilder) { firehoseByID(q, f, p, f.Since) })
 }
@@ -91,7 +91,7 @@ func firehoseByID(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) {
 		if f.Important {
 			q.add(" AND m.important")
 		}
-		f.SearchFilter.where(q, "m", firehoseDocument)
+		f.SearchFilter.where(q, "m")
 		f.SearchFilter.coins(q, "m", firehoseCoins, p)
 		p.where(q, "m")
 		sinceFilter(q, "m", since)
@@ -159,7 +159,7 @@ func firehoseBySource(q *sqlBuilder, f FirehoseFilter, p Page, since time.Time) 
 		if f.Important {
 			q.add(" AND " + alias + ".important")
 		}
-		f.SearchFilter.where(q, alias, firehoseDocument)
+		f.SearchFilter.where(q, alias)
 		f.SearchFilter.coins(q, alias, firehoseCoins, p)
 		p.where(q, alias)
 		sinceFilter(q, alias, since)
@@ -193,7 +193,7 @@ ids AS (
 	SELECT x.id FROM groups g CROSS JOIN LATERAL (
 		SELECT x.id FROM firehose_messages x
 		WHERE x.source = g.source AND x.pane = g.pane AND x.important = g.important`)
-	f.SearchFilter.where(q, "x", firehoseDocument)
+	f.SearchFilter.where(q, "x")
 	f.SearchFilter.coins(q, "x", firehoseCoins, p)
 	p.where(q, "x")
 	sinceFilter(q, "x", since)

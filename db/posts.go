@@ -52,7 +52,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND p.source = ?", f.Source)
 		}
-		f.SearchFilter.where(q, "p", postsDocument)
+		f.SearchFilter.where(q, "p")
 		f.SearchFilter.coins(q, "p", postCoins, p)
 		p.where(q, "p")
 		sinceFilter(q, "p", f.Since)
@@ -66,7 +66,7 @@ func postsSQL(q *sqlBuilder, f PostFilter, p Page) {
 		if f.Source != "" {
 			q.add(" AND "+alias+".source = ?", f.Source)
 		}
-		f.SearchFilter.where(q, alias, postsDocument)
+		f.SearchFilter.where(q, alias)
 		f.SearchFilter.coins(q, alias, postCoins, p)
 	}, byID)
 }
@@ -122,12 +122,13 @@ type PostPage struct {
 // Monday 00:00 UTC) from posts_week_id_idx: each page is one index range,
 // read in id order. Arguments: indexes, week starts, keyset bounds, the
 // comparison ("<>" with bounds of 0 where no page has a bound), the order,
-// the limit+1 and the order.
+// the limit+1 and the order. %[1]s is the model's columns on alias p
+// (weekSQL): not p.*, which holds columns the model lacks (fts).
 const weekPostsSQL = `
 	SELECT w.idx, p.*
 	FROM unnest(?::int[], ?::timestamptz[], ?::bigint[]) AS w(idx, lo, bound)
 	CROSS JOIN LATERAL (
-		SELECT p.* FROM posts p
+		SELECT %[1]s FROM posts p
 		WHERE date_trunc('week', p.created_at AT TIME ZONE 'UTC') = (w.lo AT TIME ZONE 'UTC')
 			AND p.id ? w.bound
 		ORDER BY p.id ?
@@ -144,13 +145,19 @@ const rangePostsSQL = `
 	SELECT w.idx, p.*
 	FROM unnest(?::int[], ?::timestamptz[], ?::timestamptz[], ?::bigint[]) AS w(idx, lo, hi, bound)
 	CROSS JOIN LATERAL (
-		SELECT p.* FROM posts p
+		SELECT %[1]s FROM posts p
 		WHERE p.created_at >= w.lo AND p.created_at < w.hi
 			AND (w.bound = 0 OR p.id ? w.bound)
 		ORDER BY p.id ?
 		LIMIT ?
 	) p
 	ORDER BY w.idx, p.id ?`
+
+// weekSQL returns weekPostsSQL or rangePostsSQL reading the columns of
+// the Post model.
+func (s *Store) weekSQL(tmpl string) string {
+	return fmt.Sprintf(tmpl, s.columns(postType, "p", nil))
+}
 
 // isISOWeek reports whether [from, to) is exactly one ISO week: from a
 // Monday 00:00 UTC to the next.
@@ -215,12 +222,12 @@ func (s *Store) ListPostsOfWeeks(ctx context.Context, pages []WeekPage) ([]PostP
 			if !g.bounded {
 				cmp = bun.Safe("<>")
 			}
-			err = s.db.NewRaw(weekPostsSQL,
+			err = s.db.NewRaw(s.weekSQL(weekPostsSQL),
 				pgdialect.Array(idxs), pgdialect.Array(from), pgdialect.Array(bound),
 				cmp, dir, g.limit+1, dir,
 			).Scan(ctx, &rows)
 		} else {
-			err = s.db.NewRaw(rangePostsSQL,
+			err = s.db.NewRaw(s.weekSQL(rangePostsSQL),
 				pgdialect.Array(idxs), pgdialect.Array(from), pgdialect.Array(to), pgdialect.Array(bound),
 				cmp, dir, g.limit+1, dir,
 			).Scan(ctx, &rows)

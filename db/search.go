@@ -26,19 +26,14 @@ type SearchFilter struct {
 	coinsNot []string
 }
 
-// postsDocument and firehoseDocument are the indexed expressions of
-// posts_fts_idx and firehose_fts_idx, on the alias %[1]s: a query must
-// write them exactly so to use the index.
-const (
-	postsDocument    = "to_tsvector('english'::regconfig, %[1]s.body)"
-	firehoseDocument = "to_tsvector('english'::regconfig, coalesce(%[1]s.title, '') || ' ' || coalesce(%[1]s.body, '') || ' ' || coalesce(%[1]s.summary_ai, ''))"
-)
-
-// where writes the filter's conditions on alias, whose full-text document
-// is the expression document (postsDocument or firehoseDocument).
-func (f SearchFilter) where(q *sqlBuilder, alias, document string) {
+// where writes the filter's conditions on alias. The full-text condition
+// reads the stored document, the fts column that triggers fill on write
+// (migration 20261124300001_fts_columns): it is what posts_fts_col_idx and
+// firehose_fts_col_idx index, and a row tested on a walk in id order costs
+// a read of it, never a to_tsvector.
+func (f SearchFilter) where(q *sqlBuilder, alias string) {
 	if f.Query != "" {
-		q.add(" AND "+fmt.Sprintf(document, alias)+" @@ websearch_to_tsquery('english'::regconfig, ?)", f.Query)
+		q.add(" AND "+alias+".fts @@ websearch_to_tsquery('english'::regconfig, ?)", f.Query)
 	}
 	if f.SinceID > 0 {
 		q.add(" AND "+alias+".id > ?", f.SinceID)

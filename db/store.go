@@ -210,7 +210,10 @@ func sinceSQL(q *sqlBuilder, table string, since time.Time, p Page, filters func
 		q.add("bound AS MATERIALIZED (SELECT CASE WHEN count(*) <= ? THEN coalesce(min(c.id), 0) ELSE 0 END AS lo FROM (SELECT id FROM "+table+
 			" WHERE created_at >= ? ORDER BY created_at LIMIT ?) c)\n", window, since, window+1)
 	}
-	q.add("SELECT u.* FROM (\n(SELECT r.* FROM (SELECT "+q.cols("")+" FROM "+table+
+	// The recent rows carry fts too, for the full-text condition of
+	// filters (a stored column, read, never recomputed), but only the
+	// statement's columns leave the branch.
+	q.add("SELECT u.* FROM (\n(SELECT "+q.cols("r")+" FROM (SELECT "+q.cols("")+", fts FROM "+table+
 		" WHERE created_at >= ? ORDER BY created_at LIMIT ?) r WHERE (SELECT n FROM recent) <= ?",
 		since, sinceWindow, sinceWindow)
 	filters(q, "r")

@@ -11,6 +11,7 @@ import (
 // backfillCmd derives columns that rows written before their migration lack.
 type backfillCmd struct {
 	Coins backfillCoinsCmd `cmd:"" help:"Derive the coins of posts and firehose messages whose coins are NULL, and the coins side rows of those derived before the side tables."`
+	FTS   backfillFTSCmd   `cmd:"" name:"fts" help:"Store the full-text document (fts) of posts and firehose messages whose fts is NULL."`
 }
 
 // backfillCoinsCmd runs importer.BackfillCoins.
@@ -32,5 +33,27 @@ func (c backfillCoinsCmd) Run(ctx context.Context, g *globals) error {
 	}
 	fmt.Fprintf(g.stdout, "derived the coins of %d posts and %d firehose messages, added %d and %d side rows, in %s\n",
 		stats.Posts, stats.Firehose, stats.PostSide, stats.FirehoseSide, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// backfillFTSCmd runs importer.BackfillFTS.
+type backfillFTSCmd struct {
+	Batch int `default:"5000" help:"Rows per update (each batch its own transaction)."`
+}
+
+// Run implements the command.
+func (c backfillFTSCmd) Run(ctx context.Context, g *globals) error {
+	bdb, err := g.open(true)
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+	start := time.Now()
+	stats, err := importer.BackfillFTS(ctx, bdb, c.Batch, g.stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "stored the full-text document of %d posts and %d firehose messages in %s\n",
+		stats.Posts, stats.Firehose, time.Since(start).Round(time.Millisecond))
 	return nil
 }

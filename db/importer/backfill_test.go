@@ -19,9 +19,7 @@ func TestBackfillCoinsDerivesOnlyWhatIsMissing(t *testing.T) {
 	// given explicit coins by a writer meanwhile, which must stay.
 	exec := func(q string) {
 		t.Helper()
-		if _, err := bdb.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		execSetup(t, bdb, q)
 	}
 	exec("UPDATE posts SET coins = NULL WHERE id % 3 = 0")
 	exec("UPDATE firehose_messages SET coins = NULL WHERE id % 2 = 0")
