@@ -21,6 +21,10 @@ type Resolver struct {
 	pingPrimary func(ctx context.Context) error // nil without a read replica
 	hub         *Hub                            // nil: no subscriptions
 	logger      *slog.Logger
+	// The reads of the subscriptions, shared by those that follow the
+	// same filters from the same position.
+	postReads     *SharedReads[subscriptionPage[db.Post]]
+	firehoseReads *SharedReads[subscriptionPage[db.FirehoseMessage]]
 }
 
 // newResolver builds the root resolver from a completed Config.
@@ -34,6 +38,9 @@ func newResolver(cfg Config) *Resolver {
 		pingPrimary: cfg.PingPrimary,
 		hub:         cfg.Hub,
 		logger:      cfg.Logger,
+
+		postReads:     NewSharedReads[subscriptionPage[db.Post]](),
+		firehoseReads: NewSharedReads[subscriptionPage[db.FirehoseMessage]](),
 	}
 }
 

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/feedapi/feedapi/db"
@@ -172,16 +173,18 @@ const (
 // follow runs a subscription: from the current end of the stream of kind,
 // it reads the rows after its position whenever the hub signals a change
 // of kind, and sends them one by one, in position order, on out. read
-// returns the rows after pos below the current bound, whether more follow,
-// whether rows are pending, and the position where the read ended. Memory
-// is one read (at most streamPageSize rows): the next read waits until the
-// client has taken every row of this one.
-func follow[T any](ctx context.Context, hub *Hub, kind string, start int64, read func(ctx context.Context, pos int64) ([]T, bool, bool, int64, error), out chan<- *T, log func(error)) {
+// returns the rows after pos below the current bound, as of generation gen
+// of the hub or later and started at notBefore or later, whether more follow, whether rows are pending, and
+// the position where the read ended. Memory is one read (at most
+// streamPageSize rows, shared with the subscriptions that read the same):
+// the next read waits until the client has taken every row of this one.
+func follow[T any](ctx context.Context, hub *Hub, kind string, start int64, read func(ctx context.Context, pos int64, gen uint64, notBefore time.Time) ([]T, bool, bool, int64, error), out chan<- *T, log func(error)) {
 	defer close(out)
 	pos := start
+	var notBefore time.Time // a read woken by a timer must start after it was set
 	for {
 		wake := hub.Wait(kind)
-		rows, more, pending, next, err := read(ctx, pos)
+		rows, more, pending, next, err := read(ctx, pos, hub.Generation(), notBefore)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -206,12 +209,15 @@ func follow[T any](ctx context.Context, hub *Hub, kind string, start int64, read
 			d = subscriptionRetry
 		}
 		t := time.NewTimer(d)
+		armed := time.Now()
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-wake:
+			notBefore = time.Time{}
 		case <-t.C:
+			notBefore = armed
 		}
 		t.Stop()
 	}
@@ -241,21 +247,14 @@ func (r *Resolver) postAdded(ctx context.Context, source *string) (<-chan *db.Po
 		return nil, err
 	}
 	out := make(chan *db.Post)
-	go follow(ctx, r.hub, KindPosts, start, func(ctx context.Context, pos int64) ([]db.Post, bool, bool, int64, error) {
-		bound, pending, err := r.store.StreamBound(ctx, KindPosts)
-		if err != nil {
-			return nil, false, false, pos, err
-		}
-		rows, more, err := r.store.StreamPosts(ctx, f, db.StreamRange{After: pos, Bound: bound, Limit: streamPageSize})
-		if err != nil {
-			return nil, false, false, pos, err
-		}
-		rd := streamRead{after: pos, bound: bound}
-		var last int64
-		if len(rows) > 0 {
-			last = rows[len(rows)-1].StreamPos
-		}
-		return rows, more, pending, rd.finish(last, len(rows), more), nil
+	key := "posts\x00" + f.Source + "\x00"
+	go follow(ctx, r.hub, KindPosts, start, func(ctx context.Context, pos int64, gen uint64, notBefore time.Time) ([]db.Post, bool, bool, int64, error) {
+		page, err := r.postReads.Do(key+strconv.FormatInt(pos, 10), gen, notBefore, r.hub.Generation, func() (subscriptionPage[db.Post], error) {
+			return readSubscription(ctx, r, KindPosts, pos, func(ctx context.Context, rg db.StreamRange) ([]db.Post, bool, error) {
+				return r.store.StreamPosts(ctx, f, rg)
+			}, func(p *db.Post) int64 { return p.StreamPos })
+		})
+		return page.rows, page.more, page.pending, page.next, err
 	}, out, r.logSubscription)
 	return out, nil
 }
@@ -274,23 +273,54 @@ func (r *Resolver) firehoseMessageAdded(ctx context.Context, pane *db.Pane, impo
 		return nil, err
 	}
 	out := make(chan *db.FirehoseMessage)
-	go follow(ctx, r.hub, KindFirehose, start, func(ctx context.Context, pos int64) ([]db.FirehoseMessage, bool, bool, int64, error) {
-		bound, pending, err := r.store.StreamBound(ctx, KindFirehose)
-		if err != nil {
-			return nil, false, false, pos, err
-		}
-		rows, more, err := r.store.StreamFirehose(ctx, f, db.StreamRange{After: pos, Bound: bound, Limit: streamPageSize})
-		if err != nil {
-			return nil, false, false, pos, err
-		}
-		rd := streamRead{after: pos, bound: bound}
-		var last int64
-		if len(rows) > 0 {
-			last = rows[len(rows)-1].StreamPos
-		}
-		return rows, more, pending, rd.finish(last, len(rows), more), nil
+	key := fmt.Sprintf("firehose\x00%q\x00%t\x00%q\x00", f.Pane, f.Important, f.Source)
+	go follow(ctx, r.hub, KindFirehose, start, func(ctx context.Context, pos int64, gen uint64, notBefore time.Time) ([]db.FirehoseMessage, bool, bool, int64, error) {
+		page, err := r.firehoseReads.Do(key+strconv.FormatInt(pos, 10), gen, notBefore, r.hub.Generation, func() (subscriptionPage[db.FirehoseMessage], error) {
+			return readSubscription(ctx, r, KindFirehose, pos, func(ctx context.Context, rg db.StreamRange) ([]db.FirehoseMessage, bool, error) {
+				return r.store.StreamFirehose(ctx, f, rg)
+			}, func(m *db.FirehoseMessage) int64 { return m.StreamPos })
+		})
+		return page.rows, page.more, page.pending, page.next, err
 	}, out, r.logSubscription)
 	return out, nil
+}
+
+// subscriptionReadTimeout bounds a read shared by subscriptions, which no
+// one subscriber's end cancels.
+const subscriptionReadTimeout = 30 * time.Second
+
+// subscriptionPage is one read of a subscription, shared by every
+// subscription of the same filters at the same position: the rows after
+// the position below the bound, whether more follow, whether rows are
+// pending, and the position where the read ended. The rows are read-only.
+type subscriptionPage[T any] struct {
+	rows          []T
+	more, pending bool
+	next          int64
+}
+
+// readSubscription reads the rows of the stream of kind after pos with
+// rows, under a context that no subscriber's end cancels (others may wait
+// for the read).
+func readSubscription[T any](ctx context.Context, r *Resolver, kind string, pos int64,
+	rows func(context.Context, db.StreamRange) ([]T, bool, error), position func(*T) int64) (subscriptionPage[T], error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscriptionReadTimeout)
+	defer cancel()
+	page := subscriptionPage[T]{next: pos}
+	bound, pending, err := r.store.StreamBound(ctx, kind)
+	if err != nil {
+		return page, err
+	}
+	got, more, err := rows(ctx, db.StreamRange{After: pos, Bound: bound, Limit: streamPageSize})
+	if err != nil {
+		return page, err
+	}
+	rd := streamRead{after: pos, bound: bound}
+	var last int64
+	if len(got) > 0 {
+		last = position(&got[len(got)-1])
+	}
+	return subscriptionPage[T]{rows: got, more: more, pending: pending, next: rd.finish(last, len(got), more)}, nil
 }
 
 func (r *Resolver) logSubscription(err error) {

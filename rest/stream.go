@@ -121,14 +121,14 @@ const streamPageSize = 100
 // streams counts the open streams per key and shares the reads of streams
 // that ask the same.
 type streams struct {
-	cfg     StreamConfig
-	mu      sync.Mutex
-	open    map[int64]int
-	flights flights
+	cfg   StreamConfig
+	mu    sync.Mutex
+	open  map[int64]int
+	reads *graph.SharedReads[*streamResult]
 }
 
 func newStreams(cfg StreamConfig) *streams {
-	return &streams{cfg: cfg.withDefaults(), open: map[int64]int{}, flights: flights{m: map[string]*flight{}}}
+	return &streams{cfg: cfg.withDefaults(), open: map[int64]int{}, reads: graph.NewSharedReads[*streamResult]()}
 }
 
 // acquire takes one of the key's stream slots, or reports the limit.
@@ -173,15 +173,16 @@ type streamResult struct {
 }
 
 // readStream runs the stream's query with vars, shared with the other
-// streams that ask the same and need no newer generation of the hub: the
-// query, its decoding and the rendering of the events happen once per
-// read, however many streams take it.
-func (s *server) readStream(ctx context.Context, ep streamEndpoint, vars map[string]any, gen uint64) (*streamResult, error) {
+// streams that ask the same and need no newer generation of the hub nor a
+// read started later than notBefore (graph.SharedReads): the query, its
+// decoding and the rendering of the events happen once per read, however
+// many streams take it.
+func (s *server) readStream(ctx context.Context, ep streamEndpoint, vars map[string]any, gen uint64, notBefore time.Time) (*streamResult, error) {
 	key, err := json.Marshal(vars)
 	if err != nil {
 		return nil, err
 	}
-	return s.streams.flights.do(ep.query+"\x00"+string(key), gen, s.streams.cfg.Hub.Generation, func() (*streamResult, error) {
+	return s.streams.reads.Do(ep.query+"\x00"+string(key), gen, notBefore, s.streams.cfg.Hub.Generation, func() (*streamResult, error) {
 		qctx := context.WithoutCancel(ctx)
 		if s.requestTimeout > 0 {
 			var cancel context.CancelFunc
@@ -239,7 +240,8 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 
 		hub := s.streams.cfg.Hub
 		wake := hub.Wait(ep.kind)
-		page, err := s.readStream(r.Context(), ep, vars, hub.Generation())
+		page, err := s.readStream(r.Context(), ep, vars, hub.Generation(), time.Time{})
+		lastRead := time.Now()
 		if err != nil {
 			if d := apperr.As(err); d != nil && d.Param == "after" {
 				err = apperr.Invalid(resumeParam, "%s must be the id of an event of this stream", resumeParam)
@@ -276,6 +278,10 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 					return
 				}
 			}
+			// A read woken by the signal may share any read of a newer
+			// generation; one woken by a timer needs a read started
+			// since the last one.
+			notBefore := time.Time{}
 			if !page.hasMore {
 				if page.pending {
 					retry.Reset(25 * time.Millisecond)
@@ -293,16 +299,19 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 						if err := sw.flush(); err != nil {
 							return
 						}
+						notBefore = lastRead
 						break wait
 					case <-wake:
 						break wait
 					case <-retry.C:
+						notBefore = lastRead
 						break wait
 					}
 				}
 			}
 			wake = hub.Wait(ep.kind)
-			page, err = s.readStream(r.Context(), ep, vars, hub.Generation())
+			page, err = s.readStream(r.Context(), ep, vars, hub.Generation(), notBefore)
+			lastRead = time.Now()
 			if err != nil {
 				if r.Context().Err() != nil {
 					return
@@ -364,54 +373,4 @@ func (sw *sseWriter) final(code, message string) {
 	sw.buf.Write(b)
 	sw.buf.WriteString("\n\n")
 	_ = sw.flush()
-}
-
-// flights shares the reads of streams: a stream that needs the database as
-// of generation gen of the hub (every change it was woken by) takes the
-// result of a read of the same query and variables that started at gen or
-// later, or starts one.
-type flights struct {
-	mu sync.Mutex
-	m  map[string]*flight
-}
-
-type flight struct {
-	gen  uint64
-	done chan struct{}
-	res  *streamResult
-	err  error
-}
-
-// maxFlights bounds the finished reads kept for sharing.
-const maxFlights = 4096
-
-func (f *flights) do(key string, gen uint64, current func() uint64, read func() (*streamResult, error)) (*streamResult, error) {
-	f.mu.Lock()
-	if fl, ok := f.m[key]; ok && fl.gen >= gen {
-		f.mu.Unlock()
-		<-fl.done
-		return fl.res, fl.err
-	}
-	if len(f.m) >= maxFlights {
-		for k, fl := range f.m {
-			select {
-			case <-fl.done:
-				delete(f.m, k)
-			default:
-			}
-		}
-	}
-	fl := &flight{gen: current(), done: make(chan struct{})}
-	f.m[key] = fl
-	f.mu.Unlock()
-	fl.res, fl.err = read()
-	close(fl.done)
-	if fl.err != nil {
-		f.mu.Lock()
-		if f.m[key] == fl {
-			delete(f.m, key)
-		}
-		f.mu.Unlock()
-	}
-	return fl.res, fl.err
 }

@@ -480,3 +480,45 @@ func TestStreamSince(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestStreamReadsAtHeartbeatWithoutSignal: a stream reads the database at
+// each heartbeat whatever the signal says, so that a lost notification
+// delays an item by a heartbeat at most: with a hub that never signals, a
+// post still arrives, read afresh rather than taken from the stream's
+// shared last read.
+func TestStreamReadsAtHeartbeatWithoutSignal(t *testing.T) {
+	bdb, url := dbtest.NewWithURL(t)
+	ks := keys.NewService(bdb, keys.Options{})
+	key, _, err := ks.Create(context.Background(), db.TierPro, "heartbeat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.Open(url, db.Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	h, err := New(Config{
+		Graph: graph.Config{Store: db.NewStore(pool)}, Keys: ks, Version: "test",
+		RateLimit: 100000, AuthFailureLimit: 100000,
+		// A hub that no listener feeds: only heartbeats wake the stream.
+		Streams: StreamConfig{Hub: graph.NewHub(), Heartbeat: 100 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, events := openStream(t, ctx, srv.URL+"/v1/posts/stream?source=Unsignalled", key, "")
+	if err := insertPosts(ctx, bdb, "Unsignalled", []int64{7_100_000}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	var ids []string
+	collect(t, "unsignalled", events, &got, &ids, 1)
+	if got[0] != 7_100_000 {
+		t.Errorf("got post %d, want 7100000", got[0])
+	}
+}

@@ -110,7 +110,8 @@ type cli struct {
 	Streams        int           `help:"Stream scenario instead of the request scenarios: open this many SSE streams of /v1/posts/stream (needs --database-url), insert posts and measure commit-to-client latency, memory per idle stream and goroutines."`
 	Subscriptions  int           `help:"Stream scenario: also this many GraphQL postAdded subscriptions (internal key)."`
 	StreamItems    int           `name:"stream-items" default:"200" help:"Stream scenario: posts the writer inserts."`
-	StreamInterval time.Duration `name:"stream-interval" default:"20ms" help:"Stream scenario: pause between the writer's inserts."`
+	StreamInterval time.Duration `name:"stream-interval" default:"20ms" help:"Stream scenario: time between two of the writer's inserts (its schedule: a late insert does not delay the next)."`
+	StreamRate     float64       `name:"stream-rate" help:"Stream scenario: the writer's inserts per second; overrides --stream-interval (the live demo posts every few seconds: 0.3; saturating: 50)."`
 	DatabaseURL    string        `name:"database-url" env:"DATABASE_URL" help:"Stream scenario: the service's database, where the writer inserts."`
 	AdminURL       string        `name:"admin-url" help:"Stream scenario: the service's admin listener (http://127.0.0.1:9090), for its goroutine count."`
 
@@ -222,8 +223,15 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 		if c.DatabaseURL == "" {
 			return errors.New("the stream scenario needs --database-url")
 		}
+		interval := c.StreamInterval
+		if c.StreamRate < 0 {
+			return errors.New("--stream-rate must not be negative")
+		}
+		if c.StreamRate > 0 {
+			interval = time.Duration(float64(time.Second) / c.StreamRate)
+		}
 		sb := &streamBench{base: base, key: c.Key, dbURL: c.DatabaseURL, adminURL: c.AdminURL, pid: c.PID,
-			streams: c.Streams, subs: c.Subscriptions, items: max(c.StreamItems, 1), interval: c.StreamInterval, stdout: stdout}
+			streams: c.Streams, subs: c.Subscriptions, items: max(c.StreamItems, 1), interval: interval, stdout: stdout}
 		return sb.run(ctx)
 	}
 	l := c.load()

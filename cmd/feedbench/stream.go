@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,6 +57,7 @@ func (b *streamBench) run(ctx context.Context) error {
 	b.transport = &http.Transport{MaxIdleConnsPerHost: -1, DisableCompression: true}
 	gBefore, _ := b.goroutines(ctx)
 	rssBefore := b.rss()
+	memBefore, memErr := b.liveMemory(ctx)
 	runtime.GC()
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -92,16 +94,24 @@ func (b *streamBench) run(ctx context.Context) error {
 	time.Sleep(2 * time.Second) // settle
 	gOpen, _ := b.goroutines(ctx)
 	rssOpen := b.rss()
+	memOpen, memOpenErr := b.liveMemory(ctx)
 
+	// The writer keeps a schedule: item i is due at i·interval from the
+	// first, whatever its inserts take (a late insert goes at once).
 	commits := make([]time.Time, b.items)
+	first := time.Now()
 	for i := range b.items {
+		if d := time.Until(first.Add(time.Duration(i) * b.interval)); d > 0 {
+			time.Sleep(d)
+		}
 		id := firstID + int64(i)
 		if _, err := db.ExecContext(ctx, `INSERT INTO posts (id, source, username, body, created_at) VALUES ($1, $2, 'feedbench', 'stream benchmark', now())`, id, streamSource); err != nil {
 			return fmt.Errorf("writer: %w", err)
 		}
 		commits[i] = time.Now()
-		time.Sleep(b.interval)
 	}
+	fmt.Fprintf(b.stdout, "wrote %d items in %s (%.1f/s asked, %.1f/s written)\n", b.items, time.Since(first).Round(time.Millisecond),
+		float64(time.Second)/float64(max(b.interval, time.Nanosecond)), float64(b.items)/max(time.Since(first).Seconds(), 1e-9))
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		all := true
@@ -153,8 +163,17 @@ func (b *streamBench) run(ctx context.Context) error {
 			b.subs, b.items, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), mx.Round(10*time.Microsecond), miss)
 	}
 	if rssBefore > 0 {
-		fmt.Fprintf(b.stdout, "server RSS: %d KiB before, %d KiB with the clients open and idle: %.1f KiB per client\n",
+		fmt.Fprintf(b.stdout, "server RSS: %d KiB before, %d KiB with the clients open and idle: %.1f KiB per client (RSS keeps heap the runtime has not returned)\n",
 			rssBefore>>10, rssOpen>>10, float64(rssOpen-rssBefore)/1024/float64(clients))
+	}
+	if memErr == nil && memOpenErr == nil {
+		per := func(before, open int64) float64 { return float64(open-before) / 1024 / float64(clients) }
+		fmt.Fprintf(b.stdout, "server live memory after GC: heap %d -> %d KiB (%.1f KiB per client), goroutine stacks %d -> %d KiB (%.1f KiB per client): %.1f KiB per client in all\n",
+			memBefore.heap>>10, memOpen.heap>>10, per(memBefore.heap, memOpen.heap),
+			memBefore.stack>>10, memOpen.stack>>10, per(memBefore.stack, memOpen.stack),
+			per(memBefore.heap+memBefore.stack, memOpen.heap+memOpen.stack))
+	} else {
+		fmt.Fprintf(b.stdout, "server live memory: not read (%v)\n", errors.Join(memErr, memOpenErr))
 	}
 	time.Sleep(3 * time.Second) // let the server see the clients go
 	gAfter, err := b.goroutines(context.Background())
@@ -271,6 +290,64 @@ func (b *streamBench) goroutines(ctx context.Context) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no go_goroutines in /metrics")
+}
+
+// liveMemory is the server's memory in use after a garbage collection.
+type liveMemory struct {
+	heap, stack int64 // bytes of live heap objects and of goroutine stacks
+}
+
+// liveMemory has the server collect its garbage (the admin listener's
+// /debug/pprof/heap?gc=1) and then reads its heap and stack bytes from
+// /metrics (go_memstats_heap_alloc_bytes, go_memstats_stack_inuse_bytes:
+// runtime.MemStats read at the scrape). Unlike RSS it leaves out heap the
+// runtime holds but no longer uses.
+func (b *streamBench) liveMemory(ctx context.Context) (liveMemory, error) {
+	var m liveMemory
+	if b.adminURL == "" {
+		return m, fmt.Errorf("no --admin-url")
+	}
+	base := strings.TrimSuffix(b.adminURL, "/")
+	get := func(path string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode != http.StatusOK {
+			res.Body.Close()
+			return nil, fmt.Errorf("GET %s: %s", path, res.Status)
+		}
+		return res, nil
+	}
+	res, err := get("/debug/pprof/heap?gc=1")
+	if err != nil {
+		return m, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res, err = get("/metrics"); err != nil {
+		return m, err
+	}
+	defer res.Body.Close()
+	found := 0
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		for name, dst := range map[string]*int64{"go_memstats_heap_alloc_bytes ": &m.heap, "go_memstats_stack_inuse_bytes ": &m.stack} {
+			if v, ok := strings.CutPrefix(sc.Text(), name); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return m, fmt.Errorf("%s: %w", name, err)
+				}
+				*dst = int64(f)
+				found++
+			}
+		}
+	}
+	if found != 2 {
+		return m, fmt.Errorf("no heap and stack bytes in /metrics")
+	}
+	return m, nil
 }
 
 // rss reads the server's VmRSS (0 without --pid).
