@@ -14,24 +14,40 @@ import (
 // consumers follow one key, each change costs one read. The zero value is
 // not usable; use NewSharedReads.
 type SharedReads[T any] struct {
-	mu sync.Mutex
-	m  map[string]*sharedRead[T]
+	now func() time.Time
+
+	mu        sync.Mutex
+	m         map[string]*sharedRead[T]
+	lastSweep time.Time
 }
 
 type sharedRead[T any] struct {
-	gen   uint64
-	start time.Time
-	done  chan struct{}
-	res   T
-	err   error
+	gen      uint64
+	start    time.Time
+	finished time.Time // zero while the read runs; guarded by SharedReads.mu
+	done     chan struct{}
+	res      T
+	err      error
 }
 
-// maxSharedReads bounds the finished reads kept for sharing.
-const maxSharedReads = 4096
+const (
+	// maxSharedReads bounds the finished reads kept for sharing.
+	maxSharedReads = 4096
+	// sharedReadTTL is how long a finished read is kept. Consumers woken by
+	// the same change ask for it within milliseconds, and one woken by a
+	// timer only takes a read started after it set the timer, so an older
+	// read is never shared again: dropping it frees the rendered pages of
+	// positions every consumer has left (streams that closed, say).
+	sharedReadTTL = 10 * time.Second
+)
 
 // NewSharedReads returns an empty set of shared reads.
 func NewSharedReads[T any]() *SharedReads[T] {
-	return &SharedReads[T]{m: map[string]*sharedRead[T]{}}
+	return newSharedReads[T](time.Now)
+}
+
+func newSharedReads[T any](now func() time.Time) *SharedReads[T] {
+	return &SharedReads[T]{now: now, m: map[string]*sharedRead[T]{}}
 }
 
 // Do returns the result of a read under key that started at generation gen
@@ -49,26 +65,40 @@ func (s *SharedReads[T]) Do(key string, gen uint64, notBefore time.Time, current
 		<-r.done
 		return r.res, r.err
 	}
-	if len(s.m) >= maxSharedReads {
-		for k, r := range s.m {
-			select {
-			case <-r.done:
-				delete(s.m, k)
-			default:
-			}
-		}
-	}
-	r := &sharedRead[T]{gen: current(), start: time.Now(), done: make(chan struct{})}
+	now := s.now()
+	s.sweep(now)
+	r := &sharedRead[T]{gen: current(), start: now, done: make(chan struct{})}
 	s.m[key] = r
 	s.mu.Unlock()
 	r.res, r.err = read()
 	close(r.done)
-	if r.err != nil {
-		s.mu.Lock()
-		if s.m[key] == r {
-			delete(s.m, key)
-		}
-		s.mu.Unlock()
+	s.mu.Lock()
+	r.finished = s.now()
+	if r.err != nil && s.m[key] == r {
+		delete(s.m, key)
 	}
+	s.mu.Unlock()
 	return r.res, r.err
+}
+
+// sweep drops finished reads older than sharedReadTTL, at most once a
+// second, and every finished read when the map is full. s.mu is held.
+func (s *SharedReads[T]) sweep(now time.Time) {
+	full := len(s.m) >= maxSharedReads
+	if !full && now.Sub(s.lastSweep) < time.Second {
+		return
+	}
+	s.lastSweep = now
+	for k, r := range s.m {
+		if !r.finished.IsZero() && (full || now.Sub(r.finished) >= sharedReadTTL) {
+			delete(s.m, k)
+		}
+	}
+}
+
+// kept is the number of reads kept, running or finished.
+func (s *SharedReads[T]) kept() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
 }

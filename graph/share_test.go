@@ -54,6 +54,53 @@ func TestSharedReads(t *testing.T) {
 	}
 }
 
+// TestSharedReadsForgetFinishedReads: a finished read is kept for sharing
+// only for sharedReadTTL, so the rendered pages of positions that every
+// consumer has left (streams that closed) do not stay in memory; a read
+// still running is never dropped.
+func TestSharedReadsForgetFinishedReads(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	s := newSharedReads[int](func() time.Time { return now })
+	current := func() uint64 { return 1 }
+	read := func() (int, error) { return 1, nil }
+	for i := range 100 {
+		if _, err := s.Do(fmt.Sprint("closed-stream-", i), 1, time.Time{}, current, read); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.kept(); got != 100 {
+		t.Fatalf("right after the reads: %d kept, want 100", got)
+	}
+
+	release := make(chan struct{})
+	running := make(chan struct{})
+	go func() {
+		_, _ = s.Do("running", 1, time.Time{}, current, func() (int, error) {
+			close(running)
+			<-release
+			return 2, nil
+		})
+	}()
+	<-running
+
+	now = now.Add(sharedReadTTL - time.Second)
+	if _, err := s.Do("fresh", 1, time.Time{}, current, read); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.kept(); got != 102 {
+		t.Fatalf("before the TTL: %d kept, want 102", got)
+	}
+	now = now.Add(2 * time.Second)
+	if _, err := s.Do("later", 1, time.Time{}, current, read); err != nil {
+		t.Fatal(err)
+	}
+	// The 100 finished reads are gone; "running", "fresh" and "later" stay.
+	if got := s.kept(); got != 3 {
+		t.Fatalf("after the TTL: %d kept, want 3", got)
+	}
+	close(release)
+}
+
 // stmtCounter counts the SQL statements of a store.
 type stmtCounter struct{ n *atomic.Int64 }
 
