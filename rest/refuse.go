@@ -20,9 +20,12 @@ const (
 	// connection and second.
 	DefaultRefusalDelay = time.Second
 	// DefaultRefusalHoldMax bounds the refusals held at once; past it they
-	// are answered at once, so that a flood opening ever more connections
-	// cannot pin the server's memory.
-	DefaultRefusalHoldMax = 1024
+	// are answered at once. A closed-loop flood (a few dozen connections,
+	// each waiting for its answer) is slowed by the hold; an open-loop flood
+	// answered at once keeps reusing its connections, while one held would
+	// open new ones (measured: a 3,000/s open loop moved a legitimate
+	// client's p95 by +16 to +91% with 1,024 held, by −17 to +5% with 64).
+	DefaultRefusalHoldMax = 64
 	// DefaultRefusalLogInterval is how often one line sums up the early
 	// refusals of one client IP, instead of an access log line each.
 	DefaultRefusalLogInterval = 10 * time.Second

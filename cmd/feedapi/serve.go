@@ -30,7 +30,7 @@ type serveFlags struct {
 	TierLimits    map[string]int `name:"tier-rate-limit" env:"FEEDAPI_TIER_RATE_LIMITS" help:"Per-tier overrides of --rate-limit, e.g. pro=600;internal=6000."`
 	IPRateLimit   int            `name:"ip-rate-limit" env:"FEEDAPI_IP_RATE_LIMIT" default:"600" help:"Requests per client IP per minute on the unauthenticated endpoints."`
 	AuthFailures  int            `name:"auth-failure-limit" env:"FEEDAPI_AUTH_FAILURE_LIMIT" default:"30" help:"Failed authentications (401) per client IP per rolling minute; beyond it that IP's requests with an unverified key get 429 without a key lookup."`
-	RefusalDelay  time.Duration  `name:"auth-refusal-delay" env:"FEEDAPI_AUTH_REFUSAL_DELAY" default:"1s" help:"How long a 429 to a client IP whose failed authentications are spent is held before it is sent (0: not held); at most 1024 are held at once."`
+	RefusalDelay  time.Duration  `name:"auth-refusal-delay" env:"FEEDAPI_AUTH_REFUSAL_DELAY" default:"1s" help:"How long a 429 to a client IP whose failed authentications are spent is held before it is sent (0: not held); at most 64 are held at once."`
 	RedisURL      string         `name:"redis-url" env:"REDIS_URL" help:"Redis URL (redis://host:6379/0); when set, replicas share one rate-limit budget per key."`
 	RedisPrefix   string         `name:"redis-prefix" env:"FEEDAPI_REDIS_PREFIX" default:"feedapi:ratelimit" help:"Start of the names of the rate-limit counters in Redis; deployments sharing one Redis need their own."`
 	DBMaxConns    int            `name:"db-max-conns" env:"FEEDAPI_DB_MAX_CONNS" default:"0" help:"Maximum open database connections (0: four per CPU core)."`
