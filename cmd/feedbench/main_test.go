@@ -220,18 +220,26 @@ func TestMixOpenLoopBreaksDownPerScenario(t *testing.T) {
 		"--scenarios", "posts-first-50,post-one,brief-one,graphql-dashboard")
 	total := rowOf(t, rep, mixTotal)
 	var n uint64
+	// How many requests the pacer sends in 200 ms depends on how busy the
+	// machine is; that the mix takes the scenarios in turn does not: their
+	// counts differ by at most one.
+	fewest, most := uint64(1<<63), uint64(0)
 	for scenario, route := range map[string]string{"posts-first-50": "posts", "post-one": "post", "brief-one": "brief", "graphql-dashboard": "graphql"} {
 		r := rowOf(t, rep, scenario)
 		n += r.Requests
+		fewest, most = min(fewest, r.Requests), max(most, r.Requests)
 		if !equalCodes(r.Codes, f.tally[route]) {
 			t.Errorf("%s: codes: got %s, the server answered %s", scenario, formatCodes(r.Codes), formatCodes(f.tally[route]))
 		}
-		if r.Requests < 10 || r.Requests > 20 {
-			t.Errorf("%s: requests: got %d, want about 300/s × 200ms / 4 scenarios = 15", scenario, r.Requests)
+		if r.Requests == 0 {
+			t.Errorf("%s: no requests", scenario)
 		}
 		if got, want := r.Mode, "mix open 300/s"; got != want {
 			t.Errorf("%s: mode: got %q, want %q", scenario, got, want)
 		}
+	}
+	if most-fewest > 1 {
+		t.Errorf("requests per scenario from %d to %d: a round-robin mix differs by at most one", fewest, most)
 	}
 	if got, want := total.Requests, n; got != want {
 		t.Errorf("total requests: got %d, the scenarios add up to %d", got, want)
