@@ -69,3 +69,15 @@ func (s *Store) WithSourceSearchLimits(groups, walk int) *Store {
 	c.sourceGroups, c.sourceWalk = groups, walk
 	return &c
 }
+
+// HasScanTarget reports whether the direct row scan of model (a Post or a
+// FirehoseMessage) has a destination for column col.
+func HasScanTarget(model any, col string) bool {
+	switch model.(type) {
+	case Post:
+		return new(Post).scanTarget(col) != nil
+	case FirehoseMessage:
+		return new(FirehoseMessage).scanTarget(col) != nil
+	}
+	return false
+}

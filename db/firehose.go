@@ -32,10 +32,10 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 	if err := p.validate(); err != nil {
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
-	var rows []FirehoseMessage
 	q := s.newSQL(firehoseType, f.Omit)
 	firehoseSQL(q, f, p)
-	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
+	rows, err := queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
+	if err != nil {
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
 	rows, more := trim(rows, p)

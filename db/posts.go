@@ -25,10 +25,10 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 	if err := p.validate(); err != nil {
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
-	var rows []Post
 	q := s.newSQL(postType, f.Omit)
 	postsSQL(q, f, p)
-	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
+	rows, err := queryRows[Post](ctx, s, p.Limit+1, q.String(), q.args...)
+	if err != nil {
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
 	rows, more := trim(rows, p)

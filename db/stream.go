@@ -116,8 +116,8 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 		q.add(" AND p.created_at >= ?", clampTime(f.Since))
 	}
 	q.add(" ORDER BY p.stream_pos LIMIT ?", r.Limit+1)
-	var rows []Post
-	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
+	rows, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
+	if err != nil {
 		return nil, false, fmt.Errorf("stream posts: %w", err)
 	}
 	if len(rows) > r.Limit {
@@ -144,8 +144,8 @@ func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRa
 		q.add(" AND m.created_at >= ?", clampTime(f.Since))
 	}
 	q.add(" ORDER BY m.stream_pos LIMIT ?", r.Limit+1)
-	var rows []FirehoseMessage
-	if err := s.db.NewRaw(q.String(), q.args...).Scan(ctx, &rows); err != nil {
+	rows, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
+	if err != nil {
 		return nil, false, fmt.Errorf("stream firehose: %w", err)
 	}
 	if len(rows) > r.Limit {
