@@ -154,26 +154,59 @@ func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opt
 	return im.result, nil
 }
 
+// readAll imports r, writing each batch while the next lines are read and
+// validated. Two batches without a key in common run their statements at
+// once, on two connections (the full-text and coins triggers make the
+// database the import's bottleneck, and a batch's statement uses one
+// core); they still commit in line order, a batch only after the one
+// before it, so an error leaves exactly the lines before the failed batch
+// written, as a sequential import would.
 func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
+	var prev *batch[T, K] // the batch written, not yet settled
+	// next starts the batch read so far beside prev, then settles prev.
+	next := func() error {
+		b := im.takeBatch()
+		if prev != nil && !im.canOverlap(prev, b) {
+			if err := im.settle(prev); err != nil {
+				return err
+			}
+			prev = nil
+		}
+		im.start(ctx, b, prev)
+		if prev != nil {
+			if err := im.settle(prev); err != nil {
+				<-b.done // rolled back: it commits only after prev
+				return err
+			}
+		}
+		prev = b
+		return nil
+	}
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(br, buf)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if prev != nil {
+				_ = im.settle(prev)
+			}
 			return fmt.Errorf("read line %d: %w", n, err)
 		}
 		buf = line[:0]
 		im.take(n, line, tooLong)
 		if im.full() {
-			if err := im.flush(ctx); err != nil {
+			if err := next(); err != nil {
 				return err
 			}
 		}
 	}
-	return im.flush(ctx)
+	if err := next(); err != nil {
+		return err
+	}
+	return im.settle(prev)
 }
 
 // take validates line n (read by readLine) into the batch, or rejects it;
@@ -253,43 +286,133 @@ func (im *importer[T, K]) reject(n int, err error) {
 	im.rejects = append(im.rejects, reject{n, err})
 }
 
-// flush writes the batch in one transaction, then reports the rejects of its
-// lines in line order and, every so often, the progress.
+// batch is the lines of one transaction: the rows to write, the line of
+// each, the lines rejected among them, and, once written, the outcome.
+type batch[T any, K comparable] struct {
+	rows     []T
+	lines    []int
+	keys     map[K]int
+	accepted int      // lines accepted, replaced ones included
+	rejects  []reject // lines rejected while reading
+	late     []reject // rows the database check refused (set by write)
+	done     chan struct{}
+	err      error
+}
+
+// errEarlierBatch rolls back a batch whose predecessor failed.
+var errEarlierBatch = errors.New("an earlier batch failed")
+
+// takeBatch moves the lines read since the last batch into a batch of
+// their own.
+func (im *importer[T, K]) takeBatch() *batch[T, K] {
+	b := &batch[T, K]{rows: im.rows, lines: im.lines, keys: im.index, accepted: im.accepted, rejects: im.rejects}
+	im.rows, im.lines, im.index, im.accepted, im.size, im.rejects = nil, nil, map[K]int{}, 0, 0, nil
+	return b
+}
+
+// canOverlap reports whether b's statement may run while prev's
+// transaction is open: never for a resource whose database check reads
+// what the batch before it wrote, and never when they share a key (b
+// would wait for prev's row lock while prev's commit waits for nothing,
+// but a wait the other way round would deadlock both).
+func (im *importer[T, K]) canOverlap(prev, b *batch[T, K]) bool {
+	if im.res.conflicts != nil {
+		return false
+	}
+	small, large := prev.keys, b.keys
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	for k := range small {
+		if _, ok := large[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// start writes b in its own transaction on a goroutine of its own; with
+// after set, b commits only once after has committed, and rolls back if
+// after failed.
+func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K]) {
+	b.done = make(chan struct{})
+	go func() {
+		defer close(b.done)
+		b.err = im.write(ctx, b, after)
+	}()
+}
+
+// flush writes the batch read so far and settles it, before reading on
+// (import --follow: each line committed before the next is awaited).
 func (im *importer[T, K]) flush(ctx context.Context) error {
+	b := im.takeBatch()
+	b.done = make(chan struct{})
+	b.err = im.write(ctx, b, nil)
+	close(b.done)
+	return im.settle(b)
+}
+
+// write upserts b's rows in one transaction, committed after after's.
+func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K]) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var late []reject // rows the database check refused
-	if len(im.rows) > 0 {
-		err := im.bdb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			rows := im.rows
-			if im.res.conflicts != nil {
-				bad, err := im.res.conflicts(ctx, tx, rows)
-				if err != nil {
-					return err
-				}
-				rows = make([]T, 0, len(im.rows))
-				for i, row := range im.rows {
-					if e, ok := bad[i]; ok {
-						late = append(late, reject{im.lines[i], e})
-					} else {
-						rows = append(rows, row)
-					}
+	if len(b.rows) == 0 {
+		return waitFor(ctx, after)
+	}
+	return im.bdb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		rows := b.rows
+		if im.res.conflicts != nil {
+			bad, err := im.res.conflicts(ctx, tx, rows)
+			if err != nil {
+				return err
+			}
+			rows = make([]T, 0, len(b.rows))
+			for i, row := range b.rows {
+				if e, ok := bad[i]; ok {
+					b.late = append(b.late, reject{b.lines[i], e})
+				} else {
+					rows = append(rows, row)
 				}
 			}
-			return upsert(ctx, tx, rows)
-		})
-		if err != nil {
-			_ = im.writeRejects()
-			return fmt.Errorf("write lines %d to %d: %w", slices.Min(im.lines), slices.Max(im.lines), err)
 		}
+		if err := upsert(ctx, tx, rows); err != nil {
+			return err
+		}
+		return waitFor(ctx, after)
+	})
+}
+
+// waitFor waits for b (if any) to be written and reports whether it failed.
+func waitFor[T any, K comparable](ctx context.Context, b *batch[T, K]) error {
+	if b == nil {
+		return nil
 	}
-	im.result.Imported += im.accepted - len(late)
-	im.result.Rejected += len(late)
-	im.rejects = append(im.rejects, late...)
-	im.rows, im.lines, im.accepted, im.size = im.rows[:0], im.lines[:0], 0, 0
-	clear(im.index)
-	if err := im.writeRejects(); err != nil {
+	select {
+	case <-b.done:
+		if b.err != nil {
+			return errEarlierBatch
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// settle waits for b to be written, then counts it and reports the
+// rejects of its lines in line order and, every so often, the progress.
+func (im *importer[T, K]) settle(b *batch[T, K]) error {
+	<-b.done
+	if b.err != nil {
+		_ = im.writeRejects(b.rejects)
+		if len(b.lines) == 0 {
+			return b.err
+		}
+		return fmt.Errorf("write lines %d to %d: %w", slices.Min(b.lines), slices.Max(b.lines), b.err)
+	}
+	im.result.Imported += b.accepted - len(b.late)
+	im.result.Rejected += len(b.late)
+	if err := im.writeRejects(append(b.rejects, b.late...)); err != nil {
 		return err
 	}
 	if im.result.Read-im.reported >= progressEvery {
@@ -298,10 +421,9 @@ func (im *importer[T, K]) flush(ctx context.Context) error {
 	return nil
 }
 
-func (im *importer[T, K]) writeRejects() error {
-	sort.SliceStable(im.rejects, func(i, j int) bool { return im.rejects[i].line < im.rejects[j].line })
-	defer func() { im.rejects = im.rejects[:0] }()
-	for _, r := range im.rejects {
+func (im *importer[T, K]) writeRejects(rejects []reject) error {
+	sort.SliceStable(rejects, func(i, j int) bool { return rejects[i].line < rejects[j].line })
+	for _, r := range rejects {
 		if _, err := fmt.Fprintf(im.opts.Rejects, "line %d: %v\n", r.line, r.err); err != nil {
 			return fmt.Errorf("report rejected line: %w", err)
 		}

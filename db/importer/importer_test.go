@@ -770,7 +770,9 @@ func TestImportRollsBackAFailedBatch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "injected failure") || !strings.Contains(err.Error(), "lines 3 to 4") {
 		t.Errorf("error: got %v, want the injected failure in lines 3 to 4", err)
 	}
-	if want := (importer.Result{Read: 4, Imported: 2}); res != want {
+	// Line 5 was read and validated while lines 3 and 4 were written (the
+	// import reads on while a batch is written), but not written.
+	if want := (importer.Result{Read: 5, Imported: 2}); res != want {
 		t.Errorf("result: got %+v, want %+v", res, want)
 	}
 	var ids []int64
@@ -782,55 +784,81 @@ func TestImportRollsBackAFailedBatch(t *testing.T) {
 	}
 }
 
-func TestImportLineLengthLimit(t *testing.T) {
+// TestImportCommitsBatchesInOrder: batches are written two at a time, but
+// an import that fails in the middle leaves exactly the lines before the
+// failed batch written, wherever the failure falls, for posts and the
+// firehose alike; and a key in two neighbouring batches ends with its later
+// line.
+func TestImportCommitsBatchesInOrder(t *testing.T) {
 	t.Parallel()
 	bdb := dbtest.New(t)
-	short := line(postBase, `"body":""`)
-	exact := line(postBase, `"body":"`+strings.Repeat("a", 1<<20-len(short))+`"`)
-	over := line(postBase, `"id":10000002`, `"body":"`+strings.Repeat("a", 1<<20-len(short)+1)+`"`)
-	input := exact + "\r\n" + over + "\n" + line(postBase, `"id":10000003`) + "\n"
-	var rejects strings.Builder
-	res, err := importer.Import(context.Background(), bdb, importer.KindPosts, strings.NewReader(input),
-		importer.Options{Rejects: &rejects})
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE fail_at (id bigint)`,
+		`CREATE FUNCTION fail_import() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF EXISTS (SELECT FROM fail_at WHERE id = NEW.id) THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`,
+		`CREATE TRIGGER fail_import BEFORE INSERT ON posts FOR EACH ROW EXECUTE FUNCTION fail_import()`,
+		`CREATE TRIGGER fail_import BEFORE INSERT ON firehose_messages FOR EACH ROW EXECUTE FUNCTION fail_import()`,
+	} {
+		if _, err := bdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got, want := rejects.String(), "line 2: json: line longer than 1048576 bytes\n"; got != want {
-		t.Errorf("rejects: got %q, want %q", got, want)
+	for _, tt := range []struct {
+		kind  importer.Kind
+		base  []string
+		first int64 // the first id; 40 lines, batches of 3
+		fail  int64 // the id whose insert fails (0: none)
+	}{
+		{importer.KindPosts, postBase, 20000001, 20000020},
+		{importer.KindPosts, postBase, 20000101, 20000103},
+		{importer.KindPosts, postBase, 20000201, 20000240},
+		{importer.KindFirehose, firehoseBase, 20000301, 20000317},
+		{importer.KindFirehose, firehoseBase, 20000401, 0},
+	} {
+		t.Run(fmt.Sprintf("%s fails at %d", tt.kind, tt.fail), func(t *testing.T) {
+			for _, q := range []string{"DELETE FROM fail_at", fmt.Sprintf("INSERT INTO fail_at VALUES (%d)", tt.fail)} {
+				if _, err := bdb.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var lines []string
+			for id := tt.first; id < tt.first+40; id++ {
+				lines = append(lines, line(tt.base, fmt.Sprintf(`"id":%d`, id)))
+			}
+			_, err := importer.Import(ctx, bdb, tt.kind, strings.NewReader(strings.Join(lines, "\n")), importer.Options{BatchSize: 3})
+			want := tt.first + 40 // ids below it are written
+			if tt.fail != 0 {
+				if err == nil || !strings.Contains(err.Error(), "injected failure") {
+					t.Fatalf("error: got %v, want the injected failure", err)
+				}
+				want = tt.first + (tt.fail-tt.first)/3*3 // the failed batch's first id
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			if err := bdb.NewSelect().Table(table(tt.kind)).Column("id").Where("id >= ? AND id < ?", tt.first, tt.first+40).
+				Order("id").Scan(ctx, &ids); err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) != int(want-tt.first) || (len(ids) > 0 && (ids[0] != tt.first || ids[len(ids)-1] != want-1)) {
+				t.Errorf("written: %d ids %v, want the %d ids from %d to %d", len(ids), ids, want-tt.first, tt.first, want-1)
+			}
+		})
 	}
-	if want := (importer.Result{Read: 3, Imported: 2, Rejected: 1}); res != want {
-		t.Errorf("result: got %+v, want %+v", res, want)
-	}
-}
-
-func TestImportReportsProgress(t *testing.T) {
-	t.Parallel()
-	bdb := dbtest.New(t)
-	lines := slices.Repeat([]string{`{}`}, 10000)
-	lines = append(lines, line(postBase))
-	var progress strings.Builder
-	run(t, bdb, importer.KindPosts, importer.Options{Progress: &progress}, lines...)
-	want := "posts: 10000 lines read, 0 imported, 10000 rejected\n" +
-		"posts: done, 10001 lines read, 1 imported, 10000 rejected\n"
-	if got := progress.String(); got != want {
-		t.Errorf("progress: got %q, want %q", got, want)
-	}
-}
-
-func TestResultErr(t *testing.T) {
-	t.Parallel()
-	if err := (importer.Result{Read: 2, Imported: 2}).Err(); err != nil {
-		t.Errorf("no rejects: got %v", err)
-	}
-	err := (importer.Result{Read: 3, Imported: 1, Rejected: 2}).Err()
-	if !errors.Is(err, importer.ErrRejected) || err.Error() != "2 of 3 lines: lines rejected" {
-		t.Errorf("rejects: got %v", err)
-	}
-}
-
-func TestImportUnknownKind(t *testing.T) {
-	t.Parallel()
-	if _, err := importer.Import(context.Background(), nil, "tweets", strings.NewReader(""), importer.Options{}); err == nil {
-		t.Error("no error")
-	}
+	t.Run("a key in neighbouring batches", func(t *testing.T) {
+		var lines []string
+		for i := range 12 {
+			// Every batch of 3 repeats id 20000901, each time with a new body.
+			lines = append(lines, line(postBase, `"id":20000901`, fmt.Sprintf(`"body":"version %d"`, i)),
+				line(postBase, fmt.Sprintf(`"id":%d`, 20000910+2*i)), line(postBase, fmt.Sprintf(`"id":%d`, 20000911+2*i)))
+		}
+		res, rejects := run(t, bdb, importer.KindPosts, importer.Options{BatchSize: 3}, lines...)
+		if want := (importer.Result{Read: 36, Imported: 36}); res != want || rejects != "" {
+			t.Errorf("result: got %+v %q, want %+v", res, rejects, want)
+		}
+		if got := stored(t, bdb, "posts", "id = 20000901 AND body = 'version 11'"); got == "" {
+			t.Errorf("the last line of id 20000901 did not win")
+		}
+	})
 }
