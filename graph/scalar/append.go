@@ -1,6 +1,7 @@
 package scalar
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -22,30 +23,55 @@ func AppendString(b []byte, s string) []byte {
 	const hex = "0123456789ABCDEF"
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !escaped[c] {
-			continue
+	for i := 0; i < len(s); {
+		// Skip eight bytes at a time while none of them needs escaping
+		// (news text is mostly plain; this is most of a page's rendering);
+		// look at the others, and at the last few, one by one.
+		end := len(s)
+		if i+8 <= len(s) {
+			if !needsEscape(binary.LittleEndian.Uint64([]byte(s[i : i+8]))) {
+				i += 8
+				continue
+			}
+			end = i + 8
 		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '\t':
-			b = append(b, `\t`...)
-		case '\r':
-			b = append(b, `\r`...)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\\':
-			b = append(b, `\\`...)
-		case '"':
-			b = append(b, `\"`...)
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		for ; i < end; i++ {
+			c := s[i]
+			if !escaped[c] {
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\t':
+				b = append(b, `\t`...)
+			case '\r':
+				b = append(b, `\r`...)
+			case '\n':
+				b = append(b, `\n`...)
+			case '\\':
+				b = append(b, `\\`...)
+			case '"':
+				b = append(b, `\"`...)
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			start = i + 1
 		}
-		start = i + 1
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// needsEscape reports whether one of the eight bytes of x may need escaping:
+// a control character, '"' or '\\'. It never misses one; a false alarm
+// (a borrow from a byte that needs escaping into the next) only sends
+// AppendString to its byte-by-byte check.
+func needsEscape(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	less0x20 := (x - ones*0x20) &^ x
+	quote := x ^ (ones * '"')
+	backslash := x ^ (ones * '\\')
+	return (less0x20|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0
 }
 
 // escaped marks the bytes AppendString escapes: control characters, quote
@@ -68,9 +94,25 @@ func AppendBoolean(b []byte, v bool) []byte { return strconv.AppendBool(b, v) }
 
 // AppendDateTime appends t as MarshalDateTime writes it.
 func AppendDateTime(b []byte, t time.Time) []byte {
-	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, DateTimeLayout)
-	return append(b, '"')
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		b = append(b, '"')
+		b = t.AppendFormat(b, DateTimeLayout)
+		return append(b, '"')
+	}
+	// DateTimeLayout written field by field: every row of a page has a
+	// timestamp, and time.Format interprets its layout for each.
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / int(time.Millisecond)
+	return append(b, '"',
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
+		byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':',
+		byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.',
+		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z', '"')
 }
 
 // AppendDate appends t as MarshalDate writes it.

@@ -77,12 +77,45 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
-// BenchmarkAppendString writes a post-sized body: go test ./graph/scalar -bench AppendString
+// BenchmarkAppendString writes post-sized bodies, one escaped every 60
+// bytes and one plain, as most news text is: go test ./graph/scalar -bench AppendString
 func BenchmarkAppendString(b *testing.B) {
-	body := strings.Repeat("Bitcoin ETF inflows hit a record as \"institutions\" buy the dip.\n", 8)
-	buf := make([]byte, 0, 1024)
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		buf = AppendString(buf[:0], body)
+	for _, bc := range []struct{ name, body string }{
+		{"escapes", strings.Repeat("Bitcoin ETF inflows hit a record as \"institutions\" buy the dip.\n", 8)},
+		{"plain", strings.Repeat("Bitcoin ETF inflows hit a record as institutions buy the dip, analysts say. ", 6)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			buf := make([]byte, 0, 1024)
+			b.SetBytes(int64(len(bc.body)))
+			for b.Loop() {
+				buf = AppendString(buf[:0], bc.body)
+			}
+		})
 	}
+}
+
+// BenchmarkAppendDateTime: go test ./graph/scalar -bench AppendDateTime
+func BenchmarkAppendDateTime(b *testing.B) {
+	at := time.Date(2026, 11, 24, 6, 30, 12, 345_678_901, time.UTC)
+	buf := make([]byte, 0, 64)
+	for b.Loop() {
+		buf = AppendDateTime(buf[:0], at)
+	}
+}
+
+// FuzzAppendDateTime: the field-by-field writing of AppendDateTime equals
+// time.Format with DateTimeLayout, for any instant, in any zone, years
+// outside 0000-9999 included.
+func FuzzAppendDateTime(f *testing.F) {
+	for _, sec := range []int64{0, -1, 1794785857, 253402300799, 253402300800, -62167219200, -62167219201} {
+		f.Add(sec, int64(999_999_999), 0)
+		f.Add(sec, int64(1_000_000), -3600*5)
+	}
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(18*3600)))
+		want := `"` + at.UTC().Format(DateTimeLayout) + `"`
+		if got := string(AppendDateTime(nil, at)); got != want {
+			t.Fatalf("AppendDateTime(%v) = %s, want %s", at, got, want)
+		}
+	})
 }
