@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -167,8 +166,12 @@ func (s *server) writeErrorStatus(w http.ResponseWriter, r *http.Request, status
 		code, message = d.Code, d.Message
 	} else {
 		level := slog.LevelError
-		if errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), context.Canceled) {
-			level = slog.LevelDebug // the client went away; nobody reads the answer
+		if clientClosed(ctx) {
+			// The client went away; whatever the abandoned work ended
+			// with (context.Canceled, or the driver's "bad connection"
+			// when the pool's reset ping was cut short) is its consequence,
+			// and nobody reads the answer.
+			level = slog.LevelDebug
 		}
 		s.log.Log(ctx, level, "internal error",
 			slog.String("request_id", requestID(ctx)),
