@@ -150,6 +150,15 @@ type server struct {
 // error) when the configuration is incomplete or an embedded query does not
 // validate against the executable schema.
 func New(cfg Config) (http.Handler, error) {
+	s, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.routes(), nil
+}
+
+// newServer is New without the router (tests reach the server's state).
+func newServer(cfg Config) (*server, error) {
 	if cfg.Keys == nil {
 		return nil, errors.New("rest: Config.Keys is required")
 	}
@@ -273,7 +282,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s.refuser = newRefuser(s.authFailures, s.rates.clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
 		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval))
-	return s.routes(), nil
+	return s, nil
 }
 
 // openAPIOptions are the facts of the deployment the OpenAPI document states.
