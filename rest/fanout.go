@@ -70,7 +70,7 @@ func chunkPayload(chunk []byte, n int) []byte {
 type streamGroup struct {
 	s   *server
 	ep  streamEndpoint
-	key string         // the query and the filters, as JSON: the groups' key
+	key string // the query and the filters, as JSON: the groups' key
 	// vars are the filters, without the position; never written.
 	vars map[string]any
 	// ctx carries the values of the request that opened the group, for
