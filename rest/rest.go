@@ -150,15 +150,6 @@ type server struct {
 // error) when the configuration is incomplete or an embedded query does not
 // validate against the executable schema.
 func New(cfg Config) (http.Handler, error) {
-	s, err := newServer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return s.routes(), nil
-}
-
-// newServer is New without the router (tests reach the server's state).
-func newServer(cfg Config) (*server, error) {
 	if cfg.Keys == nil {
 		return nil, errors.New("rest: Config.Keys is required")
 	}
@@ -282,7 +273,7 @@ func newServer(cfg Config) (*server, error) {
 	}
 	s.refuser = newRefuser(s.authFailures, s.rates.clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
 		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval))
-	return s, nil
+	return s.routes(), nil
 }
 
 // openAPIOptions are the facts of the deployment the OpenAPI document states.
