@@ -42,6 +42,10 @@ func (a *access) takeOver() func(extraBytes int64) {
 	}
 	a.takenOver = true
 	report := a.snapshot()
+	// The snapshot holds the ResponseWriter, and with it net/http's
+	// buffers of the connection: the request's context (which holds a)
+	// lives on with the stream, they must not.
+	a.snapshot = nil
 	var once sync.Once
 	return func(extra int64) { once.Do(func() { report(extra) }) }
 }

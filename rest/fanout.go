@@ -91,7 +91,8 @@ type streamConn struct {
 	chunked bool
 	release func()
 	report  func(extraBytes int64)
-	sent    atomic.Int64 // body bytes written since the hand-over
+	taken   *sync.WaitGroup // StreamConfig.Taken
+	sent    atomic.Int64    // body bytes written since the hand-over
 	endOnce sync.Once
 
 	// Guarded by g.mu.
@@ -113,7 +114,10 @@ func (st *streams) adopt(s *server, r *http.Request, ep streamEndpoint, vars map
 	// answered: the stream never ends by itself.
 	_ = brw
 	c := &streamConn{conn: conn, chunked: r.ProtoAtLeast(1, 1), release: release,
-		report: accessOf(r.Context()).takeOver()}
+		report: accessOf(r.Context()).takeOver(), taken: st.cfg.Taken}
+	if c.taken != nil {
+		c.taken.Add(1)
+	}
 	switch conn.(type) {
 	case *net.TCPConn, *net.UnixConn:
 		if sc, ok := conn.(syscall.Conn); ok {
@@ -531,6 +535,9 @@ func (c *streamConn) end(graceful bool) {
 		g.poke()
 		c.release()
 		c.report(c.sent.Load())
+		if c.taken != nil {
+			defer c.taken.Done()
+		}
 		if tc, ok := c.conn.(*net.TCPConn); ok && graceful {
 			// The client closes its side on the end of the body; watch
 			// closes the connection then, or after a while.

@@ -48,6 +48,11 @@ type StreamConfig struct {
 	// (http.Server.RegisterOnShutdown: Shutdown does not wait for streams,
 	// which never end by themselves).
 	Done <-chan struct{}
+	// Taken, when set, counts the HTTP/1.x streams, which take their
+	// connection from net/http, until each has written its last byte:
+	// http.Server.Shutdown does not wait for them, so a caller that wants
+	// their final events delivered waits on it after Shutdown.
+	Taken *sync.WaitGroup
 }
 
 func (c StreamConfig) withDefaults() StreamConfig {
