@@ -137,7 +137,7 @@ func (st *streams) adopt(s *server, r *http.Request, ep streamEndpoint, vars map
 	}
 	st.join(s, r, ep, ep.query+"\x00"+string(fkey), filters, c)
 	go c.watch()
-	if page.n > 0 && !c.write(c.frame(page), len(page.events), time.Now()) {
+	if page.n > 0 && !c.write(c.frame(page), len(page.events)) {
 		return // behind (the drain goroutine takes over) or ended
 	}
 	select {
@@ -283,7 +283,7 @@ func (g *streamGroup) heartbeat() {
 		cs = append(cs, c)
 	})
 	g.fanOut(cs, func(c *streamConn) {
-		c.write(heartbeatChunk, len(heartbeatChunk), time.Now())
+		c.write(heartbeatChunk, len(heartbeatChunk))
 	})
 }
 
@@ -391,7 +391,7 @@ func (g *streamGroup) deliver(b *positionBatch, gen uint64) bool {
 	g.mu.Unlock()
 	if res.n > 0 {
 		g.fanOut(b.members, func(c *streamConn) {
-			c.write(c.frame(res), len(res.events), time.Now())
+			c.write(c.frame(res), len(res.events))
 		})
 	}
 	return res.hasMore
@@ -435,10 +435,10 @@ func (c *streamConn) frame(res *streamResult) []byte {
 
 // write writes b (payload bytes of body) to the client without blocking;
 // what the kernel does not take is written by a drain goroutine, timed
-// from start. It reports whether the stream is still current (neither
+// from then. It reports whether the stream is still current (neither
 // behind nor ended). The caller owns the stream's writes: the loop for a
 // member that is not busy, the drain for one that is.
-func (c *streamConn) write(b []byte, payload int, start time.Time) bool {
+func (c *streamConn) write(b []byte, payload int) bool {
 	n, err := c.tryWrite(b)
 	if err != nil {
 		c.end(false)
@@ -452,7 +452,8 @@ func (c *streamConn) write(b []byte, payload int, start time.Time) bool {
 	c.busy = true
 	c.g.mu.Unlock()
 	c.g.s.streams.drains.Add(1)
-	go c.drain(b[n:], payload, start)
+	// The write is timed from here: the attempt took microseconds.
+	go c.drain(b[n:], payload, time.Now())
 	return false
 }
 
