@@ -386,3 +386,30 @@ func badResumeStatus(t *testing.T, base, key string) int {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestFanoutHeartbeats: every stream of a group gets its heartbeat
+// comments, each at its own time.
+func TestFanoutHeartbeats(t *testing.T) {
+	bdb, url := dbtest.NewWithURL(t)
+	ks := keys.NewService(bdb, keys.Options{})
+	key, _, err := ks.Create(context.Background(), db.TierInternal, "heartbeats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := startStreamServer(t, url, "feedapi_listen_heartbeats", ks, StreamConfig{Heartbeat: 50 * time.Millisecond}, nil)
+	var streams []*rawStream
+	for range 3 {
+		streams = append(streams, openRawStream(t, srv.Listener.Addr().String(), "/v1/posts/stream?source=Beat", key, 0))
+	}
+	for i, rs := range streams {
+		rs.conn.SetReadDeadline(time.Now().Add(time.Minute))
+		if p, err := rs.chunk(); err != nil || !bytes.HasPrefix(p, []byte(": feedapi stream")) {
+			t.Fatalf("stream %d: first chunk %q, %v", i, p, err)
+		}
+		for range 2 {
+			if p, err := rs.chunk(); err != nil || string(p) != ": heartbeat\n\n" {
+				t.Fatalf("stream %d: %q, %v; want a heartbeat", i, p, err)
+			}
+		}
+	}
+}

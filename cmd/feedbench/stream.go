@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -163,6 +164,9 @@ func (b *streamBench) run(ctx context.Context) error {
 	p50, p99, mx, miss := lat(0, b.streams)
 	fmt.Fprintf(b.stdout, "SSE: %d streams x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
 		b.streams, b.items, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), mx.Round(10*time.Microsecond), miss)
+	if b.streams > 0 {
+		fmt.Fprintf(b.stdout, "SSE: the 3 items whose last arrival came latest: %s\n", slowestItems(arrivals[:b.streams], commits, 3))
+	}
 	if b.subs > 0 {
 		p50, p99, mx, miss = lat(b.streams, clients)
 		fmt.Fprintf(b.stdout, "subscriptions: %d x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
@@ -190,6 +194,37 @@ func (b *streamBench) run(ctx context.Context) error {
 		return fmt.Errorf("%d clients failed", nerr)
 	}
 	return nil
+}
+
+// slowestItems describes the n items whose last arrival (over the clients)
+// came latest after their commit: whether a tail is one item that
+// reached everyone late (a burst, a pause) or spread over all of them.
+func slowestItems(arrivals [][]time.Time, commits []time.Time, n int) string {
+	type item struct {
+		i             int
+		p50, p99, max time.Duration
+	}
+	var items []item
+	for i, c := range commits {
+		var ls []time.Duration
+		for _, at := range arrivals {
+			if !at[i].IsZero() {
+				ls = append(ls, at[i].Sub(c))
+			}
+		}
+		if len(ls) == 0 {
+			continue
+		}
+		slices.Sort(ls)
+		items = append(items, item{i, ls[len(ls)/2], ls[len(ls)*99/100], ls[len(ls)-1]})
+	}
+	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(b.max, a.max) })
+	var parts []string
+	for _, it := range items[:min(n, len(items))] {
+		parts = append(parts, fmt.Sprintf("#%d (at %s) p50 %s p99 %s max %s", it.i, commits[it.i].Sub(commits[0]).Round(time.Millisecond),
+			it.p50.Round(100*time.Microsecond), it.p99.Round(100*time.Microsecond), it.max.Round(100*time.Microsecond)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sse runs one SSE client: it records when each benchmark post arrives.
