@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -22,6 +23,31 @@ type access struct {
 	// authBudget: refused 429 because the client IP's failed
 	// authentications are spent.
 	authBudget bool
+	// snapshot takes what the access log line and the metrics need of the
+	// request (set by observe); takenOver: takeOver was called.
+	snapshot  func() func(extraBytes int64)
+	takenOver bool
+}
+
+// takeOver is for a handler that hands its connection to something that
+// outlives it (a hijacked SSE stream): the access log line and the metrics
+// are not written when the handler returns but when the returned function
+// is called (once; later calls do nothing), with the body bytes written
+// since the hand-over, so that the request's duration is the stream's. It
+// must be called from the handler, after the status is written. Without
+// observe (no log, no metrics) the returned function does nothing.
+func (a *access) takeOver() func(extraBytes int64) {
+	if a == nil || a.snapshot == nil {
+		return func(int64) {}
+	}
+	a.takenOver = true
+	report := a.snapshot()
+	// The snapshot holds the ResponseWriter, and with it net/http's
+	// buffers of the connection: the request's context (which holds a)
+	// lives on with the stream, they must not.
+	a.snapshot = nil
+	var once sync.Once
+	return func(extra int64) { once.Do(func() { report(extra) }) }
 }
 
 // refusalScope is the limit a 429 of this request came from.
@@ -79,10 +105,11 @@ func (s *server) observe(next http.Handler) http.Handler {
 		a := &access{}
 		cw := &countingWriter{ResponseWriter: w}
 		r = r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
-		// Deferred, so that a request whose handler aborts (a panic of
-		// http.ErrAbortHandler, passed on by begin) is still reported.
-		defer func() {
-			d := time.Since(start)
+		// snapshot takes, in the handler's goroutine, what the line needs
+		// of the request, its route (chi's context is reused once the
+		// handler returns) and its ResponseWriter; the function it returns
+		// reports, possibly later (takeOver).
+		a.snapshot = func() func(int64) {
 			status := cw.status
 			if status == 0 {
 				status = http.StatusOK // what net/http sends for a handler that wrote nothing
@@ -92,24 +119,40 @@ func (s *server) observe(next http.Handler) http.Handler {
 				status = statusClientClosed
 			}
 			route := routePattern(r)
-			s.metrics.observeRequest(r.Method, route, status, d, a.refusalScope())
-			if !logOn {
-				return
-			}
+			scope := a.refusalScope()
+			bytes := cw.bytes
+			requestID := w.Header().Get("X-Request-Id")
+			method := truncate(r.Method, 20)
 			keyID, tier := slog.Any("key_id", nil), slog.Any("tier", nil)
 			if a.hasKey {
 				keyID, tier = slog.Int64("key_id", a.keyID), slog.String("tier", a.tier)
 			}
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("request_id", w.Header().Get("X-Request-Id")),
-				slog.String("method", truncate(r.Method, 20)),
-				slog.String("route", route),
-				slog.Int("status", status),
-				slog.Float64("duration_ms", math.Round(float64(d.Microseconds()))/1000),
-				slog.Int64("bytes", cw.bytes),
-				keyID,
-				tier,
-				slog.String("client_ip", s.clientIP(r)))
+			clientIP := s.clientIP(r)
+			ctx := r.Context()
+			return func(extra int64) {
+				d := time.Since(start)
+				s.metrics.observeRequest(method, route, status, d, scope)
+				if !logOn {
+					return
+				}
+				s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+					slog.String("request_id", requestID),
+					slog.String("method", method),
+					slog.String("route", route),
+					slog.Int("status", status),
+					slog.Float64("duration_ms", math.Round(float64(d.Microseconds()))/1000),
+					slog.Int64("bytes", bytes+extra),
+					keyID,
+					tier,
+					slog.String("client_ip", clientIP))
+			}
+		}
+		// Deferred, so that a request whose handler aborts (a panic of
+		// http.ErrAbortHandler, passed on by begin) is still reported.
+		defer func() {
+			if !a.takenOver {
+				a.snapshot()(0)
+			}
 		}()
 		next.ServeHTTP(cw, r)
 	})

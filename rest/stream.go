@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/feedapi/feedapi/graph"
@@ -47,6 +48,11 @@ type StreamConfig struct {
 	// (http.Server.RegisterOnShutdown: Shutdown does not wait for streams,
 	// which never end by themselves).
 	Done <-chan struct{}
+	// Taken, when set, counts the HTTP/1.x streams, which take their
+	// connection from net/http, until each has written its last byte:
+	// http.Server.Shutdown does not wait for them, so a caller that wants
+	// their final events delivered waits on it after Shutdown.
+	Taken *sync.WaitGroup
 }
 
 func (c StreamConfig) withDefaults() StreamConfig {
@@ -121,14 +127,18 @@ const streamPageSize = 100
 // streams counts the open streams per key and shares the reads of streams
 // that ask the same.
 type streams struct {
-	cfg   StreamConfig
-	mu    sync.Mutex
-	open  map[int64]int
-	reads *graph.SharedReads[*streamResult]
+	cfg    StreamConfig
+	mu     sync.Mutex
+	open   map[int64]int
+	groups map[string]*streamGroup // the fan-out's, by query and filters
+	reads  *graph.SharedReads[*streamResult]
+	// drains counts the writes the kernel did not take at once (fanout.go).
+	drains atomic.Int64
 }
 
 func newStreams(cfg StreamConfig) *streams {
-	return &streams{cfg: cfg.withDefaults(), open: map[int64]int{}, reads: graph.NewSharedReads[*streamResult]()}
+	return &streams{cfg: cfg.withDefaults(), open: map[int64]int{}, groups: map[string]*streamGroup{},
+		reads: graph.NewSharedReads[*streamResult]()}
 }
 
 // acquire takes one of the key's stream slots, or reports the limit.
@@ -166,6 +176,7 @@ type streamPage struct {
 // (the same bytes for every stream that shares the read) and where it ends.
 type streamResult struct {
 	events   []byte
+	chunk    []byte // events framed as one chunk; events is its payload
 	n        int
 	position string
 	hasMore  bool
@@ -182,7 +193,13 @@ func (s *server) readStream(ctx context.Context, ep streamEndpoint, vars map[str
 	if err != nil {
 		return nil, err
 	}
-	return s.streams.reads.Do(ep.query+"\x00"+string(key), gen, notBefore, s.streams.cfg.Hub.Generation, func() (*streamResult, error) {
+	return s.readStreamKey(ctx, ep, ep.query+"\x00"+string(key), vars, gen, notBefore)
+}
+
+// readStreamKey is readStream with the key of the shared read given: the
+// fan-out's groups make theirs once, not per stream and read.
+func (s *server) readStreamKey(ctx context.Context, ep streamEndpoint, key string, vars map[string]any, gen uint64, notBefore time.Time) (*streamResult, error) {
+	return s.streams.reads.Do(key, gen, notBefore, s.streams.cfg.Hub.Generation, func() (*streamResult, error) {
 		qctx := context.WithoutCancel(ctx)
 		if s.requestTimeout > 0 {
 			var cancel context.CancelFunc
@@ -211,7 +228,11 @@ func (s *server) readStream(ctx context.Context, ep streamEndpoint, vars map[str
 			ev.Write(e.Node)
 			ev.WriteString("\n\n")
 		}
-		res.events = ev.Bytes()
+		// The events framed as one HTTP/1.1 chunk, rendered once for the
+		// streams that write to their connection themselves (fanout.go);
+		// events is the chunk's payload, not a copy.
+		res.chunk = appendChunk(nil, ev.Bytes())
+		res.events = chunkPayload(res.chunk, ev.Len())
 		return res, nil
 	})
 }
@@ -236,7 +257,11 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 				"this key has %d open streams, the limit of its tier %s; close one first", limit, p.Tier)))
 			return
 		}
-		defer release()
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
 
 		hub := s.streams.cfg.Hub
 		wake := hub.Wait(ep.kind)
@@ -254,6 +279,11 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Accel-Buffering", "no")
+		if r.ProtoMajor == 1 {
+			// The stream takes the connection (fanout.go) and closes it
+			// when it ends.
+			h.Set("Connection", "close")
+		}
 		// The server's read and write timeouts are for requests that end.
 		_ = sw.rc.SetReadDeadline(time.Time{})
 		_ = sw.rc.SetWriteDeadline(time.Time{})
@@ -261,6 +291,17 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 		sw.buf.WriteString(": feedapi stream; retry after 1 s on disconnect\nretry: 1000\n\n")
 		if err := sw.flush(); err != nil {
 			return
+		}
+		if r.ProtoMajor == 1 {
+			// HTTP/1.x: the connection joins the fan-out of its group of
+			// streams, and this goroutine (and net/http's two per
+			// connection) ends. Elsewhere (HTTP/2, a ResponseWriter that
+			// cannot hijack) the stream goes on in this goroutine below.
+			if conn, brw, err := sw.rc.Hijack(); err == nil {
+				s.streams.adopt(s, r, ep, vars, page, lastRead, wake, conn, brw, release)
+				release = nil
+				return
+			}
 		}
 		heartbeat := time.NewTicker(s.streams.cfg.Heartbeat)
 		defer heartbeat.Stop()

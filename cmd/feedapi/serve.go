@@ -193,12 +193,13 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	go invalidateOnChange(hub.Subscribe(listenCtx), polls)
 	streamsDone := make(chan struct{})
 	var closeStreams sync.Once
+	var streamConns sync.WaitGroup
 
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
 			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}, Hub: hub},
 		Streams: rest.StreamConfig{Hub: hub, Heartbeat: c.StreamBeat, SlowWrite: c.StreamSlow,
-			TierLimits: c.StreamLimits, Done: streamsDone},
+			TierLimits: c.StreamLimits, Done: streamsDone, Taken: &streamConns},
 		Keys:             keySvc,
 		ETFEnabled:       c.ETFEnabled,
 		Version:          version(),
@@ -230,7 +231,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	// never end by themselves, so they are told to end (each sends a
 	// final event first).
 	srv.RegisterOnShutdown(func() { closeStreams.Do(func() { close(streamsDone) }) })
-	return serveOn(ctx, ln, srv, c.ShutdownGrace, g.logger, ready)
+	return serveOn(ctx, ln, srv, c.ShutdownGrace, g.logger, ready, streamConns.Wait)
 }
 
 // serverURLs are the OpenAPI document's servers: the flags when set, else
@@ -252,8 +253,10 @@ func (c serveFlags) serverURLs(listenAddr string) (primary, alt string) {
 }
 
 // serveOn serves on ln until ctx ends, then stops accepting connections and
-// lets in-flight requests finish within grace.
-func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.Duration, log *slog.Logger, ready func(addr string)) error {
+// lets in-flight requests finish within grace, and then the connections
+// taken from the server (streams writing their final event), which
+// taken, when not nil, waits for.
+func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.Duration, log *slog.Logger, ready func(addr string), taken func()) error {
 	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -270,6 +273,18 @@ func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if taken != nil {
+		ended := make(chan struct{})
+		go func() {
+			taken()
+			close(ended)
+		}()
+		select {
+		case <-ended:
+		case <-shutdownCtx.Done():
+			return fmt.Errorf("graceful shutdown: streams: %w", shutdownCtx.Err())
+		}
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -113,6 +113,7 @@ type cli struct {
 	StreamInterval time.Duration `name:"stream-interval" default:"20ms" help:"Stream scenario: time between two of the writer's inserts (its schedule: a late insert does not delay the next)."`
 	StreamRate     float64       `name:"stream-rate" help:"Stream scenario: the writer's inserts per second; overrides --stream-interval (the live demo posts every few seconds: 0.3; saturating: 50)."`
 	DatabaseURL    string        `name:"database-url" env:"DATABASE_URL" help:"Stream scenario: the service's database, where the writer inserts."`
+	StreamClient   string        `name:"stream-client" enum:"http,raw" default:"http" help:"Stream scenario: the SSE client, net/http with a line scanner per stream (http) or a leaner one over a TCP connection of its own that only dechunks and finds the data lines (raw, http:// only); both stamp each item as it arrives."`
 	AdminURL       string        `name:"admin-url" help:"Stream scenario: the service's admin listener (http://127.0.0.1:9090), for its goroutine count."`
 
 	selected []*scenario // resolved from Scenarios by validate
@@ -231,7 +232,8 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 			interval = time.Duration(float64(time.Second) / c.StreamRate)
 		}
 		sb := &streamBench{base: base, key: c.Key, dbURL: c.DatabaseURL, adminURL: c.AdminURL, pid: c.PID,
-			streams: c.Streams, subs: c.Subscriptions, items: max(c.StreamItems, 1), interval: interval, stdout: stdout}
+			streams: c.Streams, subs: c.Subscriptions, items: max(c.StreamItems, 1), interval: interval, stdout: stdout,
+			rawClient: c.StreamClient == "raw"}
 		return sb.run(ctx)
 	}
 	l := c.load()

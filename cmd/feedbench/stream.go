@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -39,6 +42,7 @@ type streamBench struct {
 	interval  time.Duration
 	stdout    io.Writer
 	transport *http.Transport
+	rawClient bool // sseRaw instead of sse
 }
 
 // streamSource labels the benchmark's posts; streams filter on it.
@@ -76,9 +80,12 @@ func (b *streamBench) run(ctx context.Context) error {
 		go func() {
 			defer done.Done()
 			var err error
-			if i < b.streams {
+			switch {
+			case i < b.streams && b.rawClient:
+				err = b.sseRaw(ctx, &opened, firstID, arrivals[i], &got[i])
+			case i < b.streams:
 				err = b.sse(ctx, &opened, firstID, arrivals[i], &got[i])
-			} else {
+			default:
 				err = b.subscription(ctx, &opened, firstID, arrivals[i], &got[i])
 			}
 			if err != nil && ctx.Err() == nil {
@@ -157,6 +164,9 @@ func (b *streamBench) run(ctx context.Context) error {
 	p50, p99, mx, miss := lat(0, b.streams)
 	fmt.Fprintf(b.stdout, "SSE: %d streams x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
 		b.streams, b.items, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), mx.Round(10*time.Microsecond), miss)
+	if b.streams > 0 {
+		fmt.Fprintf(b.stdout, "SSE: the 3 items whose last arrival came latest: %s\n", slowestItems(arrivals[:b.streams], commits, 3))
+	}
 	if b.subs > 0 {
 		p50, p99, mx, miss = lat(b.streams, clients)
 		fmt.Fprintf(b.stdout, "subscriptions: %d x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
@@ -184,6 +194,37 @@ func (b *streamBench) run(ctx context.Context) error {
 		return fmt.Errorf("%d clients failed", nerr)
 	}
 	return nil
+}
+
+// slowestItems describes the n items whose last arrival (over the clients)
+// came latest after their commit: whether a tail is one item that
+// reached everyone late (a burst, a pause) or spread over all of them.
+func slowestItems(arrivals [][]time.Time, commits []time.Time, n int) string {
+	type item struct {
+		i             int
+		p50, p99, max time.Duration
+	}
+	var items []item
+	for i, c := range commits {
+		var ls []time.Duration
+		for _, at := range arrivals {
+			if !at[i].IsZero() {
+				ls = append(ls, at[i].Sub(c))
+			}
+		}
+		if len(ls) == 0 {
+			continue
+		}
+		slices.Sort(ls)
+		items = append(items, item{i, ls[len(ls)/2], ls[len(ls)*99/100], ls[len(ls)-1]})
+	}
+	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(b.max, a.max) })
+	var parts []string
+	for _, it := range items[:min(n, len(items))] {
+		parts = append(parts, fmt.Sprintf("#%d (at %s) p50 %s p99 %s max %s", it.i, commits[it.i].Sub(commits[0]).Round(time.Millisecond),
+			it.p50.Round(100*time.Microsecond), it.p99.Round(100*time.Microsecond), it.max.Round(100*time.Microsecond)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sse runs one SSE client: it records when each benchmark post arrives.
@@ -219,6 +260,146 @@ func (b *streamBench) sse(ctx context.Context, opened *sync.WaitGroup, firstID i
 		}
 	}
 	return nil
+}
+
+// streamPath is the path and query of the benchmark's streams.
+func (b *streamBench) streamPath() string {
+	p := b.base.JoinPath("/v1/posts/stream").EscapedPath()
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // JoinPath on a root without a path
+	}
+	return p + "?source=" + streamSource + "&include_body=false"
+}
+
+// sseRaw is sse over a TCP connection of its own, without net/http's
+// transport and a line scanner: it reads the chunked body and looks only at
+// the data lines, so that the benchmark's 2 cores go to the server rather
+// than to its clients.
+func (b *streamBench) sseRaw(ctx context.Context, opened *sync.WaitGroup, firstID int64, at []time.Time, got *atomic.Int64) error {
+	once := sync.OnceFunc(opened.Done)
+	defer once()
+	if b.base.Scheme != "http" {
+		return fmt.Errorf("--stream-client raw: %s is not http://", b.base)
+	}
+	host := b.base.Host
+	if b.base.Port() == "" {
+		host = net.JoinHostPort(host, "80")
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", b.streamPath(), b.base.Host, b.key); err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(conn, 2048)
+	status, err := br.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	chunked := false
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if line == "\r\n" {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, "Transfer-Encoding") && strings.Contains(v, "chunked") {
+			chunked = true
+		}
+	}
+	if !strings.HasPrefix(status, "HTTP/1.1 200 ") {
+		body, _ := io.ReadAll(io.LimitReader(br, 4096))
+		return fmt.Errorf("stream: %s %s", strings.TrimSpace(status), body)
+	}
+	once()
+	// The body, dechunked, line by line; a line may span chunks.
+	var line []byte
+	consume := func(p []byte) {
+		for len(p) > 0 {
+			i := bytes.IndexByte(p, '\n')
+			if i < 0 {
+				line = append(line, p...)
+				return
+			}
+			l := p[:i]
+			if len(line) > 0 {
+				line = append(line, l...)
+				l = line
+			}
+			if data, ok := bytes.CutPrefix(l, []byte("data: ")); ok {
+				if id, ok := postIDOf(data); ok {
+					if i := id - firstID; i >= 0 && i < int64(len(at)) {
+						at[i] = time.Now()
+						got.Add(1)
+					}
+				}
+			}
+			line = line[:0]
+			p = p[i+1:]
+		}
+	}
+	if !chunked {
+		buf := make([]byte, 2048)
+		for {
+			n, err := br.Read(buf)
+			consume(buf[:n])
+			if err != nil {
+				return nil
+			}
+		}
+	}
+	for {
+		size, err := br.ReadString('\n')
+		if err != nil {
+			return nil
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
+		if err != nil {
+			return fmt.Errorf("stream: chunk size %q", size)
+		}
+		if n == 0 {
+			return nil
+		}
+		for n > 0 {
+			p, err := br.Peek(int(min(n, int64(br.Size()))))
+			if len(p) == 0 && err != nil {
+				return nil
+			}
+			consume(p)
+			_, _ = br.Discard(len(p))
+			n -= int64(len(p))
+		}
+		if _, err := br.Discard(2); err != nil { // CRLF
+			return nil
+		}
+	}
+}
+
+// postIDOf reads the id of a post's JSON, {"id":N,...} as the streams
+// write it, else whatever the order of its fields.
+func postIDOf(data []byte) (int64, bool) {
+	if rest, ok := bytes.CutPrefix(data, []byte(`{"id":`)); ok {
+		end := bytes.IndexAny(rest, ",}")
+		if end > 0 {
+			if id, err := strconv.ParseInt(string(rest[:end]), 10, 64); err == nil {
+				return id, true
+			}
+		}
+	}
+	var p struct {
+		ID int64 `json:"id"`
+	}
+	if json.Unmarshal(data, &p) != nil {
+		return 0, false
+	}
+	return p.ID, true
 }
 
 // subscription runs one graphql-transport-ws client of postAdded.
