@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
@@ -155,12 +156,12 @@ func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opt
 }
 
 // readAll imports r, writing each batch while the next lines are read and
-// validated. Two batches without a key in common run their statements at
-// once, on two connections (the full-text and coins triggers make the
-// database the import's bottleneck, and a batch's statement uses one
-// core); they still commit in line order, a batch only after the one
-// before it, so an error leaves exactly the lines before the failed batch
-// written, as a sequential import would.
+// validated, and committing a batch while the next one's statement runs.
+// Batches still commit in line order, a batch only after the one before
+// it, so an error leaves exactly the lines before the failed batch
+// written, as a sequential import would; and a batch's statement starts
+// only once the previous statement has run (see write), so that no batch
+// waits for a later one.
 func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
@@ -168,7 +169,7 @@ func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	// next starts the batch read so far beside prev, then settles prev.
 	next := func() error {
 		b := im.takeBatch()
-		if prev != nil && !im.canOverlap(prev, b) {
+		if prev != nil && !im.canOverlap() {
 			if err := im.settle(prev); err != nil {
 				return err
 			}
@@ -291,10 +292,10 @@ func (im *importer[T, K]) reject(n int, err error) {
 type batch[T any, K comparable] struct {
 	rows     []T
 	lines    []int
-	keys     map[K]int
-	accepted int      // lines accepted, replaced ones included
-	rejects  []reject // lines rejected while reading
-	late     []reject // rows the database check refused (set by write)
+	accepted int           // lines accepted, replaced ones included
+	rejects  []reject      // lines rejected while reading
+	late     []reject      // rows the database check refused (set by write)
+	written  chan struct{} // closed once its statement has run (or failed)
 	done     chan struct{}
 	err      error
 }
@@ -305,37 +306,23 @@ var errEarlierBatch = errors.New("an earlier batch failed")
 // takeBatch moves the lines read since the last batch into a batch of
 // their own.
 func (im *importer[T, K]) takeBatch() *batch[T, K] {
-	b := &batch[T, K]{rows: im.rows, lines: im.lines, keys: im.index, accepted: im.accepted, rejects: im.rejects}
+	b := &batch[T, K]{rows: im.rows, lines: im.lines, accepted: im.accepted, rejects: im.rejects}
 	im.rows, im.lines, im.index, im.accepted, im.size, im.rejects = nil, nil, map[K]int{}, 0, 0, nil
 	return b
 }
 
-// canOverlap reports whether b's statement may run while prev's
-// transaction is open: never for a resource whose database check reads
-// what the batch before it wrote, and never when they share a key (b
-// would wait for prev's row lock while prev's commit waits for nothing,
-// but a wait the other way round would deadlock both).
-func (im *importer[T, K]) canOverlap(prev, b *batch[T, K]) bool {
-	if im.res.conflicts != nil {
-		return false
-	}
-	small, large := prev.keys, b.keys
-	if len(small) > len(large) {
-		small, large = large, small
-	}
-	for k := range small {
-		if _, ok := large[k]; ok {
-			return false
-		}
-	}
-	return true
+// canOverlap reports whether a batch may be written while the previous
+// one's transaction is open: not for a resource whose database check reads
+// what the batch before it wrote (briefs).
+func (im *importer[T, K]) canOverlap() bool {
+	return im.res.conflicts == nil
 }
 
 // start writes b in its own transaction on a goroutine of its own; with
 // after set, b commits only once after has committed, and rolls back if
 // after failed.
 func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K]) {
-	b.done = make(chan struct{})
+	b.done, b.written = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(b.done)
 		b.err = im.write(ctx, b, after)
@@ -346,7 +333,7 @@ func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K]) {
 // (import --follow: each line committed before the next is awaited).
 func (im *importer[T, K]) flush(ctx context.Context) error {
 	b := im.takeBatch()
-	b.done = make(chan struct{})
+	b.done, b.written = make(chan struct{}), make(chan struct{})
 	b.err = im.write(ctx, b, nil)
 	close(b.done)
 	return im.settle(b)
@@ -354,11 +341,27 @@ func (im *importer[T, K]) flush(ctx context.Context) error {
 
 // write upserts b's rows in one transaction, committed after after's.
 func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K]) error {
+	var once sync.Once
+	wrote := func() { once.Do(func() { close(b.written) }) }
+	defer wrote()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if len(b.rows) == 0 {
 		return waitFor(ctx, after)
+	}
+	// The statement starts only once after's has run: the triggers write
+	// rows that batches share (a new source, a new ticker), and a batch
+	// whose statement waited for a lock of the batch after it, which
+	// itself waits for the first's commit, would never end. Each batch's
+	// locks are taken before the next one's statement starts, so every
+	// wait points to an earlier batch.
+	if after != nil {
+		select {
+		case <-after.written:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return im.bdb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		rows := b.rows
@@ -376,7 +379,9 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K]) erro
 				}
 			}
 		}
-		if err := upsert(ctx, tx, rows); err != nil {
+		err := upsert(ctx, tx, rows)
+		wrote()
+		if err != nil {
 			return err
 		}
 		return waitFor(ctx, after)

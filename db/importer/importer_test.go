@@ -846,6 +846,38 @@ func TestImportCommitsBatchesInOrder(t *testing.T) {
 			}
 		})
 	}
+	t.Run("new sources in every batch, in turn forwards and backwards", func(t *testing.T) {
+		// The triggers register each new source in a table that every
+		// batch writes: two batches' statements taking those rows in
+		// opposite orders while the later one's commit waits for the
+		// earlier one would wait for each other until the statement
+		// timeout.
+		// The first batch's first row waits a moment, so that the second
+		// batch would reach the shared rows first if it were let run.
+		for _, q := range []string{
+			`CREATE FUNCTION slow_first() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF NEW.id = 20000500 THEN PERFORM pg_sleep(1); END IF; RETURN NEW; END $$`,
+			`CREATE TRIGGER slow_first BEFORE INSERT ON firehose_messages FOR EACH ROW EXECUTE FUNCTION slow_first()`,
+		} {
+			if _, err := bdb.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var lines []string
+		for i := range 30 {
+			for j := range 5 {
+				k := j
+				if i%2 == 1 {
+					k = 4 - j
+				}
+				lines = append(lines, line(firehoseBase, fmt.Sprintf(`"id":%d`, 20000500+5*i+j), fmt.Sprintf(`"source":"new-source-%d"`, k)))
+			}
+		}
+		res, rejects := run(t, bdb, importer.KindFirehose, importer.Options{BatchSize: 5}, lines...)
+		if want := (importer.Result{Read: 150, Imported: 150}); res != want || rejects != "" {
+			t.Errorf("result: got %+v %q, want %+v", res, rejects, want)
+		}
+	})
 	t.Run("a key in neighbouring batches", func(t *testing.T) {
 		var lines []string
 		for i := range 12 {
