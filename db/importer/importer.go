@@ -165,7 +165,7 @@ func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opt
 func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
-	var prev *batch[T, K] // the batch written, not yet settled
+	var prev *batch[T] // the batch written, not yet settled
 	// next starts the batch read so far beside prev, then settles prev.
 	next := func() error {
 		b := im.takeBatch()
@@ -289,7 +289,7 @@ func (im *importer[T, K]) reject(n int, err error) {
 
 // batch is the lines of one transaction: the rows to write, the line of
 // each, the lines rejected among them, and, once written, the outcome.
-type batch[T any, K comparable] struct {
+type batch[T any] struct {
 	rows     []T
 	lines    []int
 	accepted int           // lines accepted, replaced ones included
@@ -305,8 +305,8 @@ var errEarlierBatch = errors.New("an earlier batch failed")
 
 // takeBatch moves the lines read since the last batch into a batch of
 // their own.
-func (im *importer[T, K]) takeBatch() *batch[T, K] {
-	b := &batch[T, K]{rows: im.rows, lines: im.lines, accepted: im.accepted, rejects: im.rejects}
+func (im *importer[T, K]) takeBatch() *batch[T] {
+	b := &batch[T]{rows: im.rows, lines: im.lines, accepted: im.accepted, rejects: im.rejects}
 	im.rows, im.lines, im.index, im.accepted, im.size, im.rejects = nil, nil, map[K]int{}, 0, 0, nil
 	return b
 }
@@ -321,7 +321,7 @@ func (im *importer[T, K]) canOverlap() bool {
 // start writes b in its own transaction on a goroutine of its own; with
 // after set, b commits only once after has committed, and rolls back if
 // after failed.
-func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K]) {
+func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T]) {
 	b.done, b.written = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(b.done)
@@ -333,14 +333,12 @@ func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K]) {
 // (import --follow: each line committed before the next is awaited).
 func (im *importer[T, K]) flush(ctx context.Context) error {
 	b := im.takeBatch()
-	b.done, b.written = make(chan struct{}), make(chan struct{})
-	b.err = im.write(ctx, b, nil)
-	close(b.done)
+	im.start(ctx, b, nil)
 	return im.settle(b)
 }
 
 // write upserts b's rows in one transaction, committed after after's.
-func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K]) error {
+func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T]) error {
 	var once sync.Once
 	wrote := func() { once.Do(func() { close(b.written) }) }
 	defer wrote()
@@ -389,7 +387,7 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K]) erro
 }
 
 // waitFor waits for b (if any) to be written and reports whether it failed.
-func waitFor[T any, K comparable](ctx context.Context, b *batch[T, K]) error {
+func waitFor[T any](ctx context.Context, b *batch[T]) error {
 	if b == nil {
 		return nil
 	}
@@ -406,7 +404,7 @@ func waitFor[T any, K comparable](ctx context.Context, b *batch[T, K]) error {
 
 // settle waits for b to be written, then counts it and reports the
 // rejects of its lines in line order and, every so often, the progress.
-func (im *importer[T, K]) settle(b *batch[T, K]) error {
+func (im *importer[T, K]) settle(b *batch[T]) error {
 	<-b.done
 	if b.err != nil {
 		_ = im.writeRejects(b.rejects)
