@@ -266,11 +266,7 @@ func TestFanoutDrainCompletesPartialWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	collect(t, "live", events, &got, &ids, 44)
-	var want []int64
-	if err := bdb.NewRaw("SELECT id FROM posts WHERE source = 'Drain' ORDER BY stream_pos").Scan(ctx, &want); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
+	if want := streamOrder(t, ctx, bdb, "Drain"); !slices.Equal(got, want) {
 		t.Errorf("got %v,\nwant %v", got, want)
 	}
 }

@@ -279,10 +279,7 @@ func TestStreamsDeliverEveryItemOnceInOrder(t *testing.T) {
 	<-cutDone
 
 	// The order every client must see: the stream positions.
-	var want []int64
-	if err := bdb.NewRaw("SELECT id FROM posts WHERE source = 'StreamTest' ORDER BY stream_pos").Scan(ctx, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := streamOrder(t, ctx, bdb, "StreamTest")
 	if len(want) != total {
 		t.Fatalf("%d posts written, want %d", len(want), total)
 	}
@@ -472,11 +469,7 @@ func TestStreamSince(t *testing.T) {
 	var got []int64
 	var ids []string
 	collect(t, "since", events, &got, &ids, 4)
-	var want []int64
-	if err := bdb.NewRaw("SELECT id FROM posts WHERE source = 'SinceTest' ORDER BY stream_pos").Scan(ctx, &want); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
+	if want := streamOrder(t, ctx, bdb, "SinceTest"); !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
@@ -521,4 +514,15 @@ func TestStreamReadsAtHeartbeatWithoutSignal(t *testing.T) {
 	if got[0] != 7_100_000 {
 		t.Errorf("got post %d, want 7100000", got[0])
 	}
+}
+
+// streamOrder returns the ids of source's posts in the order every stream
+// must send them: their stream positions.
+func streamOrder(t *testing.T, ctx context.Context, bdb *bun.DB, source string) []int64 {
+	t.Helper()
+	var ids []int64
+	if err := bdb.NewRaw("SELECT id FROM posts WHERE source = ? ORDER BY stream_pos", source).Scan(ctx, &ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
