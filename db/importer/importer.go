@@ -90,9 +90,11 @@ func Import(ctx context.Context, bdb *bun.DB, kind Kind, r io.Reader, opts Optio
 	switch kind {
 	case KindPosts:
 		return run(ctx, bdb, r, opts, resource[db.Post, int64]{
-			kind:  kind,
-			parse: parsePost,
-			key:   func(p *db.Post) int64 { return p.ID },
+			kind:       kind,
+			parse:      parsePost,
+			key:        func(p *db.Post) int64 { return p.ID },
+			sharedKeys: postSharedKeys,
+			registered: registeredPostKeys,
 		})
 	case KindBriefs:
 		return run(ctx, bdb, r, opts, resource[db.Brief, int64]{
@@ -103,9 +105,11 @@ func Import(ctx context.Context, bdb *bun.DB, kind Kind, r io.Reader, opts Optio
 		})
 	case KindFirehose:
 		return run(ctx, bdb, r, opts, resource[db.FirehoseMessage, int64]{
-			kind:  kind,
-			parse: parseFirehose,
-			key:   func(m *db.FirehoseMessage) int64 { return m.ID },
+			kind:       kind,
+			parse:      parseFirehose,
+			key:        func(m *db.FirehoseMessage) int64 { return m.ID },
+			sharedKeys: firehoseSharedKeys,
+			registered: registeredFirehoseKeys,
 		})
 	case KindEtfFlows:
 		return run(ctx, bdb, r, opts, resource[db.EtfFlow, etfKey]{
@@ -134,6 +138,8 @@ type importer[T any, K comparable] struct {
 	accepted int       // lines accepted since the last flush, replaced ones included
 	size     int       // bytes of those lines
 	rejects  []reject  // lines rejected since the last flush
+
+	registered keySet // shared keys committed, as far as this import knows
 }
 
 // reject is a rejected line and why.
@@ -156,26 +162,35 @@ func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opt
 }
 
 // readAll imports r, writing each batch while the next lines are read and
-// validated, and committing a batch while the next one's statement runs.
-// Batches still commit in line order, a batch only after the one before
-// it, so an error leaves exactly the lines before the failed batch
-// written, as a sequential import would; and a batch's statement starts
-// only once the previous statement has run (see write), so that no batch
-// waits for a later one.
+// validated. Two batches' statements run at once, on two connections,
+// unless the later one could take a lock that the earlier one's statement
+// needs (canOverlap): the full-text and coins triggers make the database
+// the import's bottleneck, and a statement uses one core. Batches still
+// commit in line order, a batch only after the one before it, so an error
+// leaves exactly the lines before the failed batch written, as a
+// sequential import would.
 func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
+	if im.res.registered != nil {
+		known, err := im.res.registered(ctx, im.bdb)
+		if err != nil {
+			return err
+		}
+		im.registered = known
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
-	var prev *batch[T] // the batch written, not yet settled
+	var prev *batch[T, K] // the batch written, not yet settled
 	// next starts the batch read so far beside prev, then settles prev.
 	next := func() error {
 		b := im.takeBatch()
-		if prev != nil && !im.canOverlap() {
+		if prev != nil && im.res.conflicts != nil {
+			// The database check of b reads what prev writes.
 			if err := im.settle(prev); err != nil {
 				return err
 			}
 			prev = nil
 		}
-		im.start(ctx, b, prev)
+		im.start(ctx, b, prev, prev != nil && !im.canOverlap(prev, b))
 		if prev != nil {
 			if err := im.settle(prev); err != nil {
 				<-b.done // rolled back: it commits only after prev
@@ -289,9 +304,11 @@ func (im *importer[T, K]) reject(n int, err error) {
 
 // batch is the lines of one transaction: the rows to write, the line of
 // each, the lines rejected among them, and, once written, the outcome.
-type batch[T any] struct {
+type batch[T any, K comparable] struct {
 	rows     []T
 	lines    []int
+	keys     map[K]int     // the rows' primary keys
+	shared   keySet        // the rows' shared keys
 	accepted int           // lines accepted, replaced ones included
 	rejects  []reject      // lines rejected while reading
 	late     []reject      // rows the database check refused (set by write)
@@ -305,27 +322,55 @@ var errEarlierBatch = errors.New("an earlier batch failed")
 
 // takeBatch moves the lines read since the last batch into a batch of
 // their own.
-func (im *importer[T, K]) takeBatch() *batch[T] {
-	b := &batch[T]{rows: im.rows, lines: im.lines, accepted: im.accepted, rejects: im.rejects}
+func (im *importer[T, K]) takeBatch() *batch[T, K] {
+	b := &batch[T, K]{rows: im.rows, lines: im.lines, keys: im.index, accepted: im.accepted, rejects: im.rejects}
 	im.rows, im.lines, im.index, im.accepted, im.size, im.rejects = nil, nil, map[K]int{}, 0, 0, nil
+	if im.res.sharedKeys != nil {
+		b.shared = keySet{}
+		add := func(k string) { b.shared[k] = struct{}{} }
+		for i := range b.rows {
+			im.res.sharedKeys(&b.rows[i], add)
+		}
+	}
 	return b
 }
 
-// canOverlap reports whether a batch may be written while the previous
-// one's transaction is open: not for a resource whose database check reads
-// what the batch before it wrote (briefs).
-func (im *importer[T, K]) canOverlap() bool {
-	return im.res.conflicts == nil
+// canOverlap reports whether b's statement may run while prev's statement
+// runs. b commits only after prev, so prev must never wait for a lock b
+// holds: b must not write a row prev writes (a primary key of both), nor
+// insert a shared row prev writes too (a shared key of both that is not
+// known to be committed). Otherwise b's statement starts once prev's has
+// run, and any wait points from b to prev.
+func (im *importer[T, K]) canOverlap(prev, b *batch[T, K]) bool {
+	small, large := prev.keys, b.keys
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	for k := range small {
+		if _, ok := large[k]; ok {
+			return false
+		}
+	}
+	for k := range b.shared {
+		if _, committed := im.registered[k]; committed {
+			continue
+		}
+		if _, ok := prev.shared[k]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // start writes b in its own transaction on a goroutine of its own; with
 // after set, b commits only once after has committed, and rolls back if
-// after failed.
-func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T]) {
+// after failed; with afterWritten also set, b's statement starts only once
+// after's has run.
+func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K], afterWritten bool) {
 	b.done, b.written = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(b.done)
-		b.err = im.write(ctx, b, after)
+		b.err = im.write(ctx, b, after, afterWritten)
 	}()
 }
 
@@ -333,12 +378,12 @@ func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T]) {
 // (import --follow: each line committed before the next is awaited).
 func (im *importer[T, K]) flush(ctx context.Context) error {
 	b := im.takeBatch()
-	im.start(ctx, b, nil)
+	im.start(ctx, b, nil, false)
 	return im.settle(b)
 }
 
 // write upserts b's rows in one transaction, committed after after's.
-func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T]) error {
+func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K], afterWritten bool) error {
 	var once sync.Once
 	wrote := func() { once.Do(func() { close(b.written) }) }
 	defer wrote()
@@ -348,13 +393,7 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T]) error {
 	if len(b.rows) == 0 {
 		return waitFor(ctx, after)
 	}
-	// The statement starts only once after's has run: the triggers write
-	// rows that batches share (a new source, a new ticker), and a batch
-	// whose statement waited for a lock of the batch after it, which
-	// itself waits for the first's commit, would never end. Each batch's
-	// locks are taken before the next one's statement starts, so every
-	// wait points to an earlier batch.
-	if after != nil {
+	if afterWritten {
 		select {
 		case <-after.written:
 		case <-ctx.Done():
@@ -387,7 +426,7 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T]) error {
 }
 
 // waitFor waits for b (if any) to be written and reports whether it failed.
-func waitFor[T any](ctx context.Context, b *batch[T]) error {
+func waitFor[T any, K comparable](ctx context.Context, b *batch[T, K]) error {
 	if b == nil {
 		return nil
 	}
@@ -404,7 +443,7 @@ func waitFor[T any](ctx context.Context, b *batch[T]) error {
 
 // settle waits for b to be written, then counts it and reports the
 // rejects of its lines in line order and, every so often, the progress.
-func (im *importer[T, K]) settle(b *batch[T]) error {
+func (im *importer[T, K]) settle(b *batch[T, K]) error {
 	<-b.done
 	if b.err != nil {
 		_ = im.writeRejects(b.rejects)
@@ -412,6 +451,11 @@ func (im *importer[T, K]) settle(b *batch[T]) error {
 			return b.err
 		}
 		return fmt.Errorf("write lines %d to %d: %w", slices.Min(b.lines), slices.Max(b.lines), b.err)
+	}
+	if im.registered != nil {
+		for k := range b.shared {
+			im.registered[k] = struct{}{}
+		}
 	}
 	im.result.Imported += b.accepted - len(b.late)
 	im.result.Rejected += len(b.late)

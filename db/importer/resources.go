@@ -42,6 +42,11 @@ type resource[T any, K comparable] struct {
 	// conflicts, when set, finds the rows of a batch that the database would
 	// refuse for a reason other than their key, by index into rows.
 	conflicts func(ctx context.Context, tx bun.Tx, rows []T) (map[int]*fieldError, error)
+	// sharedKeys, when set, adds the shared keys (shared.go) of the rows
+	// the triggers write for a row; registered returns those the database
+	// holds.
+	sharedKeys func(row *T, add func(string))
+	registered func(ctx context.Context, idb bun.IDB) (keySet, error)
 }
 
 // Each validator reads the fields in the order of the resource's REST form,

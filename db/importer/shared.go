@@ -1,0 +1,86 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/uptrace/bun"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+// Two batches' statements run at once unless one could wait for a lock the
+// other holds until its commit (see canOverlap). Besides the items' own
+// rows, the triggers on posts and firehose_messages insert rows into tables
+// that every batch may write:
+//
+//   - coin_tickers, one row per ticker (coin_tickers_add);
+//   - firehose_source_groups, one row per (source, pane, important)
+//     (firehose_source_groups_add);
+//   - post_coins and firehose_coins, one row per (ticker, item id)
+//     (coin_side_insert): keyed by the item, so covered by its id.
+//
+// A shared key names such a row. Once the row is committed, writers only
+// read it (ON CONFLICT DO NOTHING takes no lock on a committed row); a row
+// that a running transaction has inserted makes every other writer of the
+// same key wait for that transaction's end. TestSharedRowTriggers fails
+// when the triggers change, so that this list is looked at again.
+
+// keySet is a set of shared keys.
+type keySet map[string]struct{}
+
+func tickerKey(t string) string { return "ticker " + t }
+
+func groupKey(source string, pane db.Pane, important bool) string {
+	return "group " + strconv.Quote(source) + " " + string(pane) + " " + strconv.FormatBool(important)
+}
+
+func postSharedKeys(p *db.Post, add func(string)) {
+	for _, t := range p.Coins {
+		add(tickerKey(t))
+	}
+}
+
+func firehoseSharedKeys(m *db.FirehoseMessage, add func(string)) {
+	for _, t := range m.Coins {
+		add(tickerKey(t))
+	}
+	add(groupKey(m.Source, m.Pane, m.Important))
+}
+
+// registeredTickers returns the keys of the tickers the database holds.
+func registeredTickers(ctx context.Context, idb bun.IDB, into keySet) error {
+	var tickers []string
+	if err := idb.NewRaw(`SELECT ticker FROM coin_tickers`).Scan(ctx, &tickers); err != nil {
+		return fmt.Errorf("read registered tickers: %w", err)
+	}
+	for _, t := range tickers {
+		into[tickerKey(t)] = struct{}{}
+	}
+	return nil
+}
+
+func registeredPostKeys(ctx context.Context, idb bun.IDB) (keySet, error) {
+	keys := keySet{}
+	return keys, registeredTickers(ctx, idb, keys)
+}
+
+func registeredFirehoseKeys(ctx context.Context, idb bun.IDB) (keySet, error) {
+	keys := keySet{}
+	if err := registeredTickers(ctx, idb, keys); err != nil {
+		return nil, err
+	}
+	var groups []struct {
+		Source    string  `bun:"source"`
+		Pane      db.Pane `bun:"pane"`
+		Important bool    `bun:"important"`
+	}
+	if err := idb.NewRaw(`SELECT source, pane, important FROM firehose_source_groups`).Scan(ctx, &groups); err != nil {
+		return nil, fmt.Errorf("read registered source groups: %w", err)
+	}
+	for _, g := range groups {
+		keys[groupKey(g.Source, g.Pane, g.Important)] = struct{}{}
+	}
+	return keys, nil
+}
