@@ -48,28 +48,89 @@ func decodeObject(line []byte) (*object, *fieldError) {
 	if !utf8.Valid(line) {
 		return nil, &fieldError{"json", "invalid UTF-8"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if tok, _ := dec.Token(); tok != json.Delim('{') {
+	line = bytes.Clone(line) // the values are kept in rows (raw), and the caller reuses line
+	i := skipSpace(line, 0)
+	if line[i] != '{' {
 		return nil, &fieldError{"json", "not a JSON object"}
 	}
 	o := &object{members: map[string]json.RawMessage{}, used: map[string]bool{"uid": true}}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, &fieldError{"json", err.Error()}
+	for i = skipSpace(line, i+1); line[i] != '}'; i = skipSpace(line, i) {
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
 		}
-		name := tok.(string) // json.Valid guarantees a member name here
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, &fieldError{"json", err.Error()}
-		}
+		end := stringEnd(line, i)
+		name := unquote(line[i:end])
+		i = skipSpace(line, skipSpace(line, end)+1) // past the colon
+		vend := valueEnd(line, i)
 		if _, dup := o.members[name]; dup {
 			return nil, &fieldError{name, "duplicate field"}
 		}
 		o.names = append(o.names, name)
-		o.members[name] = value
+		o.members[name] = line[i:vend:vend]
+		i = vend
 	}
 	return o, nil
+}
+
+// The scanners below read a line that json.Valid accepted: every index
+// they are given starts a token of a well-formed JSON text, so they need
+// no error paths (FuzzDecodeObject compares them with encoding/json).
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string that starts at b[i].
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+}
+
+// valueEnd returns the index after the value that starts at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; ; j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+	}
+	j := i // a number, true, false or null
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
+}
+
+// unquote returns the content of a valid JSON string of UTF-8 text: as it
+// stands when it has no escape, else as encoding/json decodes it.
+func unquote(v []byte) string {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	var s string
+	_ = json.Unmarshal(v, &s)
+	return s
 }
 
 // err returns the line's problem: an unknown member first (it is likely a
@@ -157,11 +218,11 @@ func (o *object) count(name string) int {
 
 // str decodes a JSON string without NUL characters, which PostgreSQL text refuses.
 func (o *object) str(name string, v json.RawMessage) (string, bool) {
-	var s string
-	if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+	if v[0] != '"' {
 		o.fail(name, "must be a string")
 		return "", false
 	}
+	s := unquote(v)
 	if strings.ContainsRune(s, 0) {
 		o.fail(name, "must not contain NUL characters")
 		return "", false
