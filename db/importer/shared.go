@@ -26,6 +26,12 @@ import (
 // that a running transaction has inserted makes every other writer of the
 // same key wait for that transaction's end. TestSharedRowTriggers fails
 // when the triggers change, so that this list is looked at again.
+//
+// The importer reads the committed keys when it starts. Only TRUNCATE
+// removes such rows (seed --reset): an import running across a reset may
+// take a key for committed that is not, and two of its batches may then
+// wait for each other until the statement timeout fails the import (the
+// batches before are written, as for any failed batch).
 
 // keySet is a set of shared keys.
 type keySet map[string]struct{}
