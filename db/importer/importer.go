@@ -325,7 +325,7 @@ var errEarlierBatch = errors.New("an earlier batch failed")
 func (im *importer[T, K]) takeBatch() *batch[T, K] {
 	b := &batch[T, K]{rows: im.rows, lines: im.lines, keys: im.index, accepted: im.accepted, rejects: im.rejects}
 	im.rows, im.lines, im.index, im.accepted, im.size, im.rejects = nil, nil, map[K]int{}, 0, 0, nil
-	if im.res.sharedKeys != nil {
+	if im.registered != nil && im.res.sharedKeys != nil { // tracked by readAll only
 		b.shared = keySet{}
 		add := func(k string) { b.shared[k] = struct{}{} }
 		for i := range b.rows {
@@ -452,10 +452,8 @@ func (im *importer[T, K]) settle(b *batch[T, K]) error {
 		}
 		return fmt.Errorf("write lines %d to %d: %w", slices.Min(b.lines), slices.Max(b.lines), b.err)
 	}
-	if im.registered != nil {
-		for k := range b.shared {
-			im.registered[k] = struct{}{}
-		}
+	for k := range b.shared {
+		im.registered[k] = struct{}{}
 	}
 	im.result.Imported += b.accepted - len(b.late)
 	im.result.Rejected += len(b.late)
