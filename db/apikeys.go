@@ -92,3 +92,25 @@ func APIKeyHashesAfter(ctx context.Context, idb bun.IDB, after int64) ([]APIKeyH
 	}
 	return ks, nil
 }
+
+// RevokedAPIKeys returns those of ids whose key is revoked or does not
+// exist, in the order of ids.
+func RevokedAPIKeys(ctx context.Context, idb bun.IDB, ids []int64) ([]int64, error) {
+	var active []int64
+	err := idb.NewSelect().Model((*APIKey)(nil)).Column("id").
+		Where("id IN (?)", bun.List(ids)).Where("revoked_at IS NULL").Scan(ctx, &active)
+	if err != nil {
+		return nil, fmt.Errorf("revoked api keys: %w", err)
+	}
+	live := make(map[int64]bool, len(active))
+	for _, id := range active {
+		live[id] = true
+	}
+	var out []int64
+	for _, id := range ids {
+		if !live[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

@@ -40,6 +40,17 @@ func (f SearchFilter) where(q *sqlBuilder, alias string) {
 	}
 }
 
+// streamWhere writes the filter's conditions on alias for a read of a
+// stream, which walks a range of stream positions, not ids: the coins
+// condition is one probe of the side table side per row of the range.
+func (f SearchFilter) streamWhere(q *sqlBuilder, alias, side string) {
+	f.where(q, alias)
+	if tickers := uniqueTickers(f.Coins); len(tickers) > 0 {
+		q.add(" AND EXISTS (SELECT 1 FROM "+side+" k WHERE k.ticker = ANY(?::text[]) AND k.id = "+alias+".id)",
+			pgdialect.Array(tickers))
+	}
+}
+
 // Side tables of the coins filter: one row per (ticker, item id), primary
 // key (ticker, id), kept by triggers (migration 20261124400001).
 const (

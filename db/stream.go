@@ -104,8 +104,9 @@ func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (
 	return pos, nil
 }
 
-// StreamPosts returns the posts of r matching f (Since included), in
-// position order, and whether more follow below r.Bound.
+// StreamPosts returns the posts of r matching f (every filter of the list:
+// source, since, coins, q, since_id), in position order, and whether more
+// follow below r.Bound.
 func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([]Post, bool, error) {
 	q := s.newSQL(postType, f.Omit)
 	q.add("SELECT "+q.cols("p")+", p.stream_pos FROM posts p WHERE p.stream_pos > ? AND p.stream_pos < ?", r.After, r.Bound)
@@ -115,6 +116,7 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 	if !f.Since.IsZero() {
 		q.add(" AND p.created_at >= ?", clampTime(f.Since))
 	}
+	f.SearchFilter.streamWhere(q, "p", postCoins)
 	q.add(" ORDER BY p.stream_pos LIMIT ?", r.Limit+1)
 	rows, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
 	if err != nil {
@@ -126,8 +128,9 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 	return rows, false, nil
 }
 
-// StreamFirehose returns the firehose messages of r matching f (Since
-// included), in position order, and whether more follow below r.Bound.
+// StreamFirehose returns the firehose messages of r matching f (every
+// filter of the list), in position order, and whether more follow below
+// r.Bound.
 func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRange) ([]FirehoseMessage, bool, error) {
 	q := s.newSQL(firehoseType, f.Omit)
 	q.add("SELECT "+q.cols("m")+", m.stream_pos FROM firehose_messages m WHERE m.stream_pos > ? AND m.stream_pos < ?", r.After, r.Bound)
@@ -143,6 +146,7 @@ func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRa
 	if !f.Since.IsZero() {
 		q.add(" AND m.created_at >= ?", clampTime(f.Since))
 	}
+	f.SearchFilter.streamWhere(q, "m", firehoseCoins)
 	q.add(" ORDER BY m.stream_pos LIMIT ?", r.Limit+1)
 	rows, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/generated"
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 // APIVersion is the version of the public API reported by health.
@@ -48,9 +49,15 @@ type Config struct {
 	// connection and returns the context its operations run in; nil
 	// accepts every connection (the caller checked the upgrade request).
 	WebsocketInit func(ctx context.Context, payload map[string]any) (context.Context, error)
-	// Hub is the change signal of the process (NewHub, fed by db.Listen);
-	// without it the subscriptions answer bad_request.
-	Hub *Hub
+	// Live is the live feeds of the process (live.New), which the
+	// subscriptions join; without it they answer bad_request.
+	Live *live.Live
+	// ChargeOperation, when set, is called for each operation sent on a
+	// websocket (queries and subscriptions alike), before it runs, with
+	// the context of the connection's key: the operation is refused with
+	// its error (rate_limited) instead of running. Operations sent as HTTP
+	// requests are charged by the caller's middleware.
+	ChargeOperation func(ctx context.Context) error
 	// Extensions are further gqlgen extensions (metrics, tracing), used
 	// after feedapi's own by NewHandler, NewExecutor and ConfigureExecutor.
 	// A field interceptor (graphql.FieldInterceptor) is refused with a
@@ -229,34 +236,46 @@ func NewExecutor(cfg Config) *executor.Executor {
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := handler.New(NewSchema(cfg))
+	heartbeat, stuck := live.DefaultHeartbeat, live.Config{SlowWrite: live.DefaultSlowWrite}.StuckWrite()
+	if cfg.Live != nil {
+		heartbeat, stuck = cfg.Live.Config().Heartbeat, cfg.Live.Config().StuckWrite()
+	}
+	readLimit := cfg.Limits.MaxBodyBytes
 	// Subscriptions first: SSE takes POSTs that accept text/event-stream,
 	// the websocket GETs that upgrade.
-	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: heartbeat})
 	srv.AddTransport(transport.Websocket{
-		KeepAlivePingInterval: 10 * time.Second,
-		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			if cfg.WebsocketInit == nil {
-				return ctx, nil, nil
-			}
-			ctx, err := cfg.WebsocketInit(ctx, p)
-			return ctx, nil, err
-		},
+		Implementation: socketImpl{stuck: stuck},
+		InitFunc:       initSocket(cfg.Live, cfg.WebsocketInit),
+		InitTimeout:    InitTimeout,
+		// graphql-ws (the older protocol) gets keep-alives,
+		// graphql-transport-ws pings that a live client answers: one that
+		// does not within two intervals is cut (a dead peer).
+		KeepAlivePingInterval: heartbeat,
+		PingPongInterval:      heartbeat,
+		PayloadReadLimit:      &readLimit,
 	})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(newPostTransport())
 	configure(srv, cfg)
+	srv.Use(liveTransports{})
+	srv.Use(socketCharge{charge: cfg.ChargeOperation})
 	srv.Use(operationGuard{log: cfg.Logger, maxBytes: cfg.Limits.MaxResponseBytes})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			serveSocket(srv, w, r)
+			return
+		}
 		var params *graphql.RawParams
 		if r.Method == http.MethodPost {
 			if params = checkBody(w, r, cfg.Limits.MaxBodyBytes); params == nil {
 				return
 			}
 		}
-		if _, ok := w.(http.Flusher); ok && (r.Header.Get("Upgrade") != "" || r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")) {
+		if _, ok := w.(http.Flusher); ok && r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			// Subscriptions write as they go; their errors are coded by
 			// the error presenter.
-			srv.ServeHTTP(w, r)
+			srv.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sseKey{}, true)))
 			return
 		}
 		cw := &codedErrors{ResponseWriter: w, params: params}

@@ -71,10 +71,10 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Brief.Posts = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return conn(child, first, last)
 	}
-	c.Query.PostStream = func(child int, _ *string, first *int, _ *string, _ *time.Time) int {
+	c.Query.PostStream = func(child int, _ *string, first *int, _ *string, _ *time.Time, _ []string, _ *string) int {
 		return 1 + streamCost(first)*child
 	}
-	c.Query.FirehoseStream = func(child int, _ *string, first *int, _ *db.Pane, _ *string, _ *bool, _ *time.Time) int {
+	c.Query.FirehoseStream = func(child int, _ *string, first *int, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string) int {
 		return 1 + streamCost(first)*child
 	}
 	c.Query.EtfFlows = func(child int, _ []db.Asset, _, _ *time.Time, first *int) int {

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 // Resolver is the root resolver and the point where dependencies are injected.
@@ -19,29 +20,30 @@ type Resolver struct {
 	limits      Limits
 	ping        func(ctx context.Context) error
 	pingPrimary func(ctx context.Context) error // nil without a read replica
-	hub         *Hub                            // nil: no subscriptions
 	logger      *slog.Logger
-	// The reads of the subscriptions, shared by those that follow the
-	// same filters from the same position.
-	postReads     *SharedReads[subscriptionPage[db.Post]]
-	firehoseReads *SharedReads[subscriptionPage[db.FirehoseMessage]]
+	// The live feeds of the subscriptions; nil live: no subscriptions.
+	live         *live.Live
+	postFeed     *live.Feed[[]*db.Post]
+	firehoseFeed *live.Feed[[]*db.FirehoseMessage]
 }
 
 // newResolver builds the root resolver from a completed Config.
 func newResolver(cfg Config) *Resolver {
-	return &Resolver{
+	r := &Resolver{
 		store:       cfg.Store,
 		etfEnabled:  cfg.ETFEnabled,
 		version:     cfg.Version,
 		limits:      cfg.Limits,
 		ping:        cfg.Ping,
 		pingPrimary: cfg.PingPrimary,
-		hub:         cfg.Hub,
 		logger:      cfg.Logger,
-
-		postReads:     NewSharedReads[subscriptionPage[db.Post]](),
-		firehoseReads: NewSharedReads[subscriptionPage[db.FirehoseMessage]](),
+		live:        cfg.Live,
 	}
+	if r.live != nil {
+		r.postFeed = live.NewFeed[[]*db.Post](r.live, live.KindPosts, "postAdded")
+		r.firehoseFeed = live.NewFeed[[]*db.FirehoseMessage](r.live, live.KindFirehose, "firehoseMessageAdded")
+	}
+	return r
 }
 
 // sortedAssets lists the ETF assets sorted by name, as discovery shows them.

@@ -67,17 +67,11 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
-	var f db.PostFilter
-	if f.Source, err = textArg("source", source); err != nil {
+	f, err := postArgs{source: source, since: since, coins: coins, q: q, sinceID: sinceID}.filter()
+	if err != nil {
 		return nil, err
-	}
-	if since != nil {
-		f.Since = sinceBound(*since)
 	}
 	f.Omit = unselectedColumns(ctx, postOptional)
-	if f.SearchFilter, err = searchArgs(coins, q, sinceID); err != nil {
-		return nil, err
-	}
 	rows, more, err := r.store.ListPosts(ctx, f, p)
 	if err != nil {
 		return nil, err
@@ -140,23 +134,12 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 	if err != nil {
 		return nil, err
 	}
-	var f db.FirehoseFilter
-	if pane != nil {
-		f.Pane = *pane
-	}
-	if f.Source, err = textArg("source", source); err != nil {
+	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since,
+		coins: coins, q: q, sinceID: sinceID}.filter()
+	if err != nil {
 		return nil, err
-	}
-	if important != nil {
-		f.Important = *important
-	}
-	if since != nil {
-		f.Since = sinceBound(*since)
 	}
 	f.Omit = unselectedColumns(ctx, firehoseOptional)
-	if f.SearchFilter, err = searchArgs(coins, q, sinceID); err != nil {
-		return nil, err
-	}
 	rows, more, err := r.store.ListFirehose(ctx, f, p)
 	if err != nil {
 		return nil, err
@@ -247,23 +230,39 @@ func (r *queryResolver) Health(ctx context.Context) (*model.Health, error) {
 }
 
 // PostStream is the resolver for the postStream field.
-func (r *queryResolver) PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time) (*model.PostStreamPage, error) {
-	return r.postStream(ctx, after, first, source, since)
+func (r *queryResolver) PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time, coins []string, q *string) (*model.PostStreamPage, error) {
+	f, err := postArgs{source: source, since: since, coins: coins, q: q}.filter()
+	if err != nil {
+		return nil, err
+	}
+	return r.postStream(ctx, f, after, first)
 }
 
 // FirehoseStream is the resolver for the firehoseStream field.
-func (r *queryResolver) FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseStreamPage, error) {
-	return r.firehoseStream(ctx, after, first, pane, source, important, since)
+func (r *queryResolver) FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) (*model.FirehoseStreamPage, error) {
+	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q}.filter()
+	if err != nil {
+		return nil, err
+	}
+	return r.firehoseStream(ctx, f, after, first)
 }
 
 // PostAdded is the resolver for the postAdded field.
-func (r *subscriptionResolver) PostAdded(ctx context.Context, source *string) (<-chan *db.Post, error) {
-	return r.postAdded(ctx, source)
+func (r *subscriptionResolver) PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string) (<-chan *db.Post, error) {
+	f, err := postArgs{source: source, since: since, coins: coins, q: q}.filter()
+	if err != nil {
+		return nil, err
+	}
+	return r.postAdded(ctx, f)
 }
 
 // FirehoseMessageAdded is the resolver for the firehoseMessageAdded field.
-func (r *subscriptionResolver) FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string) (<-chan *db.FirehoseMessage, error) {
-	return r.firehoseMessageAdded(ctx, pane, important, source)
+func (r *subscriptionResolver) FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string) (<-chan *db.FirehoseMessage, error) {
+	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q}.filter()
+	if err != nil {
+		return nil, err
+	}
+	return r.firehoseMessageAdded(ctx, f)
 }
 
 // Brief returns generated.BriefResolver implementation.

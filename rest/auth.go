@@ -136,10 +136,7 @@ func (s *server) keyed(tiers ...string) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p, _ := keys.FromContext(r.Context())
 			tier := string(p.Tier)
-			limit := s.rateLimit
-			if n, ok := s.tierRateLimits[tier]; ok {
-				limit = n
-			}
+			limit := s.keyLimit(tier)
 			budget := budgetKey + strconv.FormatInt(p.KeyID, 10)
 			if conditional(r) && slices.Contains(tiers, tier) {
 				// Counted only if the answer is not a 304 (conditional.go).
@@ -156,13 +153,25 @@ func (s *server) keyed(tiers ...string) func(http.Handler) http.Handler {
 				return
 			}
 			if !within {
-				s.writeError(w, r, apperr.New(apperr.RateLimited,
-					"rate limit of "+strconv.Itoa(limit)+" requests per minute exceeded; retry after "+retryAfter+" seconds"))
+				s.writeError(w, r, apperr.New(apperr.RateLimited, rateLimitedMessage(limit)))
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// keyLimit is the rate limit of a key of tier, per minute.
+func (s *server) keyLimit(tier string) int {
+	if n, ok := s.tierRateLimits[tier]; ok {
+		return n
+	}
+	return s.rateLimit
+}
+
+// rateLimitedMessage is the message of a key's 429.
+func rateLimitedMessage(limit int) string {
+	return "rate limit of " + strconv.Itoa(limit) + " requests per minute exceeded; retry after " + retryAfter + " seconds"
 }
 
 // verifiedKeysTTL is how long a key stays known after it last verified:

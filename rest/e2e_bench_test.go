@@ -81,7 +81,7 @@ func benchHTTP(b *testing.B, h http.Handler, key, path string, header http.Heade
 // not empty) sent as application/json.
 func benchHTTPBody(b *testing.B, h http.Handler, key, method, path, body string, header http.Header, want int) {
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config = NewServer("", h)
+	srv.Config = NewServer("", h, 0)
 	srv.Start()
 	defer srv.Close()
 	tr := &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}

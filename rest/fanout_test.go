@@ -26,11 +26,12 @@ import (
 	"github.com/feedapi/feedapi/db/dbtest"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 // startStreamServer is startReplica that also returns the server (its
 // streams' state) and logs to log.
-func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, streams StreamConfig, log *slog.Logger) (*server, *httptest.Server) {
+func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, streams live.Config, log *slog.Logger) (*server, *httptest.Server) {
 	t.Helper()
 	pool, err := db.Open(url, db.Options{MaxOpenConns: 8})
 	if err != nil {
@@ -38,16 +39,17 @@ func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, stre
 	}
 	t.Cleanup(func() { pool.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	hub := graph.NewHub()
+	hub := live.NewHub()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = db.Listen(ctx, url+"&application_name="+appName, db.ListenOptions{MinBackoff: 10 * time.Millisecond}, hub.Resync, hub.Notice)
 	}()
 	streams.Hub = hub
+	lv := live.New(streams)
 	h, err := New(Config{
 		Graph: graph.Config{Store: db.NewStore(pool)}, Keys: ks, Version: "test", Logger: log,
-		RateLimit: 100000, AuthFailureLimit: 100000, Streams: streams,
+		RateLimit: 100000, AuthFailureLimit: 100000, Live: lv,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -154,13 +156,6 @@ func (rs *rawStream) events(out chan<- sseEvent) {
 	readEvents(pr, out)
 }
 
-// openStreams is the number of streams of key that hold a slot.
-func (st *streams) openStreams(keyID int64) int {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.open[keyID]
-}
-
 // TestFanoutGoroutinesPerIdleStream: an idle stream costs the server at
 // most one goroutine (its connection's watcher; net/http's two per
 // connection end with the hand-over), and closing the clients frees the
@@ -176,11 +171,11 @@ func TestFanoutGoroutinesPerIdleStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, srv := startStreamServer(t, url, "feedapi_listen_goroutines", ks, StreamConfig{Heartbeat: time.Hour}, nil)
+	s, srv := startStreamServer(t, url, "feedapi_listen_goroutines", ks, live.Config{Heartbeat: time.Hour}, nil)
 	addr := srv.Listener.Addr().String()
 	// The group's goroutine comes with the first stream.
 	first := openRawStream(t, addr, "/v1/posts/stream?source=Idle", key, 0)
-	waitFor(t, "first stream open", func() bool { return s.streams.openStreams(p.KeyID) == 1 })
+	waitFor(t, "first stream open", func() bool { return s.live.Opened(p.KeyID) == 1 })
 	before := runtime.NumGoroutine()
 	const n = 40
 	conns := make([]*rawStream, n)
@@ -194,7 +189,7 @@ func TestFanoutGoroutinesPerIdleStream(t *testing.T) {
 	waitFor(t, fmt.Sprintf("at most one goroutine per stream (%d before)", before), func() bool {
 		return runtime.NumGoroutine()-before <= n+slack
 	})
-	if got := s.streams.openStreams(p.KeyID); got != n+1 {
+	if got := s.live.Opened(p.KeyID); got != n+1 {
 		t.Errorf("%d streams hold a slot, want %d", got, n+1)
 	}
 	// Every stream still gets what is written.
@@ -215,13 +210,11 @@ func TestFanoutGoroutinesPerIdleStream(t *testing.T) {
 	for _, rs := range conns {
 		rs.conn.Close()
 	}
-	waitFor(t, "the closed streams' slots freed", func() bool { return s.streams.openStreams(p.KeyID) == 1 })
+	waitFor(t, "the closed streams' slots freed", func() bool { return s.live.Opened(p.KeyID) == 1 })
 	waitFor(t, "the closed streams' goroutines gone", func() bool { return runtime.NumGoroutine() <= before+slack })
 	first.conn.Close()
 	waitFor(t, "the group gone with its last stream", func() bool {
-		s.streams.mu.Lock()
-		defer s.streams.mu.Unlock()
-		return len(s.streams.groups) == 0 && len(s.streams.open) == 0
+		return s.streamEps[0].feed.Groups() == 0 && s.live.Opened(p.KeyID) == 0
 	})
 }
 
@@ -237,7 +230,7 @@ func TestFanoutDrainCompletesPartialWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No write is slow enough to end the stream.
-	s, srv := startStreamServer(t, url, "feedapi_listen_drain", ks, StreamConfig{SlowWrite: time.Hour}, nil)
+	s, srv := startStreamServer(t, url, "feedapi_listen_drain", ks, live.Config{SlowWrite: time.Hour}, nil)
 	ctx := context.Background()
 	rs := openRawStream(t, srv.Listener.Addr().String(), "/v1/posts/stream?source=Drain", key, 4096)
 	// Reading the comment chunk makes sure the stream has joined before
@@ -252,7 +245,7 @@ func TestFanoutDrainCompletesPartialWrites(t *testing.T) {
 		SELECT g, 'Drain', 'tester', ?, now() FROM generate_series(7300000, 7300039) g`, big); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a write left to the drain", func() bool { return s.streams.drains.Load() > 0 })
+	waitFor(t, "a write left to the drain", func() bool { return s.drains.Load() > 0 })
 	// Written while the stream is behind.
 	if err := insertPosts(ctx, bdb, "Drain", []int64{7_300_100, 7_300_101, 7_300_102}, 0); err != nil {
 		t.Fatal(err)
@@ -291,9 +284,8 @@ func TestFanoutWireAndAccessLog(t *testing.T) {
 		defer logMu.Unlock()
 		return logBuf.Write(p)
 	}), nil))
-	done := make(chan struct{})
-	_, srv := startStreamServer(t, url, "feedapi_listen_wire", ks,
-		StreamConfig{TierLimits: map[string]int{"free": 1}, Done: done}, log)
+	s, srv := startStreamServer(t, url, "feedapi_listen_wire", ks,
+		live.Config{Limits: map[string]int{"free": 1}}, log)
 	addr := srv.Listener.Addr().String()
 
 	// A client's close frees the key's only slot.
@@ -321,7 +313,7 @@ func TestFanoutWireAndAccessLog(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(p, []byte("event: post\nid: ")) || !bytes.HasSuffix(p, []byte("}\n\n")) {
 		t.Fatalf("post chunk %q, %v", p, err)
 	}
-	close(done)
+	go func() { _ = s.live.Shutdown(context.Background()) }()
 	p, err = rs.chunk()
 	want := `event: error` + "\n" + `data: {"error":{"code":"shutting_down","message":"the server is shutting down; reconnect with Last-Event-ID to resume"}}` + "\n\n"
 	if err != nil || string(p) != want {
@@ -392,7 +384,7 @@ func TestFanoutHeartbeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv := startStreamServer(t, url, "feedapi_listen_heartbeats", ks, StreamConfig{Heartbeat: 50 * time.Millisecond}, nil)
+	_, srv := startStreamServer(t, url, "feedapi_listen_heartbeats", ks, live.Config{Heartbeat: 50 * time.Millisecond}, nil)
 	var streams []*rawStream
 	for range 3 {
 		streams = append(streams, openRawStream(t, srv.Listener.Addr().String(), "/v1/posts/stream?source=Beat", key, 0))

@@ -10,7 +10,7 @@ import (
 // tryWrite writes what of b the kernel takes now, without waiting: a
 // single pass of write(2) calls on the non-blocking socket, ending at
 // EAGAIN.
-func (c *streamConn) tryWrite(b []byte) (int, error) {
+func (c *rawSink) tryWrite(b []byte) (int, error) {
 	if c.raw == nil {
 		return 0, nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 func TestQueryDocuments(t *testing.T) {
@@ -34,7 +35,7 @@ func TestQueryDocuments(t *testing.T) {
 			names = append(names, ep.query)
 			used[ep.query] = true
 		}
-		for _, ep := range streamEndpoints(eps) {
+		for _, ep := range streamEndpoints(eps, live.New(live.Config{})) {
 			names = append(names, ep.query)
 			used[ep.query] = true
 		}

@@ -82,7 +82,7 @@ func TestErrorsBeforeTheHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer("", a.handler)
+	srv := NewServer("", a.handler, 0)
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { srv.Close() })
 	addr := ln.Addr().String()

@@ -1,12 +1,15 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -14,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/feedapi/feedapi/graph"
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 // Defaults of Config.
@@ -109,9 +113,13 @@ type Config struct {
 	PollCache *PollCache
 	// DisablePollCache serves every first page from the database.
 	DisablePollCache bool
-	// Streams configures the SSE endpoints /v1/posts/stream and
-	// /v1/firehose/stream (rest/stream.go).
-	Streams StreamConfig
+	// Live is the process's live feeds (graph/live): the SSE endpoints
+	// /v1/posts/stream and /v1/firehose/stream and the GraphQL
+	// subscriptions are its sinks, and share its limits. Nil: live feeds
+	// of their own with the defaults, whose keys are checked for
+	// revocation when Keys can tell (a Revoked method, as keys.Service
+	// has).
+	Live *live.Live
 
 	// now, in tests, replaces the rate limits' clock (time.Now, or Redis's
 	// TIME when shared).
@@ -120,14 +128,17 @@ type Config struct {
 
 // server is the REST layer built by New.
 type server struct {
-	keys           Authenticator
-	queries        *runner
-	graphql        http.Handler
-	graphiql       *graphiql
-	openapi        []byte
-	endpoints      []endpoint
-	streamEps      []streamEndpoint
-	streams        *streams
+	keys      Authenticator
+	queries   *runner
+	graphql   http.Handler
+	graphiql  *graphiql
+	openapi   []byte
+	endpoints []endpoint
+	streamEps []streamEndpoint
+	live      *live.Live
+	// drains counts the stream writes the kernel did not take at once
+	// (fanout.go).
+	drains         atomic.Int64
 	rateLimit      int
 	tierRateLimits map[string]int
 	ipRateLimit    int
@@ -180,14 +191,17 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Graph.Logger == nil {
 		cfg.Graph.Logger = cfg.Logger
 	}
-	// One change signal for the SSE streams and the subscriptions.
-	if cfg.Streams.Hub == nil {
-		cfg.Streams.Hub = cfg.Graph.Hub
+	// One set of live feeds for the SSE streams and the subscriptions.
+	if cfg.Live == nil {
+		lc := live.Config{Logger: cfg.Logger}
+		if r, ok := cfg.Keys.(interface {
+			Revoked(ctx context.Context, ids []int64) ([]int64, error)
+		}); ok {
+			lc.Revoked = r.Revoked
+		}
+		cfg.Live = live.New(lc)
 	}
-	if cfg.Streams.Hub == nil {
-		cfg.Streams.Hub = graph.NewHub()
-	}
-	cfg.Graph.Hub = cfg.Streams.Hub
+	cfg.Graph.Live = cfg.Live
 	clientIP, err := clientIPFunc(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -206,6 +220,7 @@ func New(cfg Config) (http.Handler, error) {
 		requestTimeout: cfg.RequestTimeout,
 		cors:           corsHandler(cfg.CORSOrigins),
 		polls:          cfg.PollCache,
+		live:           cfg.Live,
 	}
 	if s.polls == nil && !cfg.DisablePollCache {
 		s.polls = NewPollCache(DefaultPollCacheTTL)
@@ -220,8 +235,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.streamEps = streamEndpoints(s.endpoints)
-	s.streams = newStreams(cfg.Streams)
+	s.streamEps = streamEndpoints(s.endpoints, s.live)
 	names := []string{"health"}
 	for _, ep := range s.endpoints {
 		names = append(names, ep.query)
@@ -253,6 +267,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("rest: build OpenAPI document: %w", err)
 	}
 	cfg.Graph.WebsocketInit = s.websocketInit
+	cfg.Graph.ChargeOperation = s.chargeOperation
 	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))
 	if s.graphiql, err = newGraphiQL(); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
@@ -342,10 +357,14 @@ func forwardedClient(peer netip.Addr, xff []string, trusted []netip.Prefix) neti
 }
 
 // NewServer returns an http.Server for h with timeouts suited to a JSON API.
-// Run it with ListenAndServe; on SIGTERM call Shutdown with a deadline (say
-// 20s), which stops accepting connections and waits for requests in flight:
+// deadPeer, when positive, is how long data the server sent may stay
+// unacknowledged before the kernel ends the connection (live.Config's
+// DeadPeer): a client whose network vanished frees its streams then. Run it
+// with ListenAndServe; on SIGTERM call Shutdown with a deadline (say 20s),
+// which stops accepting connections and waits for requests in flight, and
+// the live feeds' Shutdown, which ends the streams:
 //
-//	srv := rest.NewServer(addr, h)
+//	srv := rest.NewServer(addr, h, lv.Config().DeadPeer())
 //	go func() { <-ctx.Done(); sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second); defer cancel(); srv.Shutdown(sctx) }()
 //	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) { … }
 //
@@ -357,8 +376,12 @@ func forwardedClient(peer netip.Addr, xff []string, trusted []netip.Prefix) neti
 // serverHeaderBytes (431). Below that size the handler refuses a header
 // over MaxHeaderBytes with a 431 in the JSON envelope. OPTIONS * goes to the
 // handler too (404 in the envelope) instead of net/http's empty 200.
-func NewServer(addr string, h http.Handler) *http.Server {
+func NewServer(addr string, h http.Handler, deadPeer time.Duration) *http.Server {
 	return &http.Server{
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			setDeadPeerTimeout(c, deadPeer)
+			return ctx
+		},
 		Addr:                         addr,
 		Handler:                      h,
 		ReadHeaderTimeout:            5 * time.Second,

@@ -31,6 +31,12 @@ func (s *server) routes() http.Handler {
 		getHead(r, "/v1/health", http.HandlerFunc(s.health))
 		getHead(r, "/v1/openapi.json", http.HandlerFunc(s.openAPI))
 	})
+	// A stream has no HEAD: 405 as for any other method it does not take,
+	// answered as the router's own 405s are (without a key's charge),
+	// rather than matching /v1/posts/{id}.
+	for _, ep := range s.streamEps {
+		r.Method(http.MethodHead, ep.pattern, s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))))
+	}
 	// Keyed /v1 endpoints: open to every tier.
 	keyed := map[string]bool{} // patterns behind authenticate, for earlyRefusal
 	r.Group(func(r chi.Router) {

@@ -22,19 +22,20 @@ import (
 	"github.com/feedapi/feedapi/db/dbtest"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 // replica is one server process of a stream test: its own pool, its own
 // listening connection and hub, its own handler.
 type replica struct {
 	srv *httptest.Server
-	hub *graph.Hub
+	hub *live.Hub
 }
 
 // startReplica serves the API over the database at url like feedapi serve
 // does, with a listener whose connections are named appName (so that the
 // test can cut them).
-func startReplica(t *testing.T, url, appName string, ks *keys.Service, streams StreamConfig) *replica {
+func startReplica(t *testing.T, url, appName string, ks *keys.Service, streams live.Config) *replica {
 	t.Helper()
 	pool, err := db.Open(url, db.Options{MaxOpenConns: 8})
 	if err != nil {
@@ -42,16 +43,17 @@ func startReplica(t *testing.T, url, appName string, ks *keys.Service, streams S
 	}
 	t.Cleanup(func() { pool.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	hub := graph.NewHub()
+	hub := live.NewHub()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = db.Listen(ctx, url+"&application_name="+appName, db.ListenOptions{MinBackoff: 10 * time.Millisecond}, hub.Resync, hub.Notice)
 	}()
 	streams.Hub = hub
+	lv := live.New(streams)
 	h, err := New(Config{
 		Graph: graph.Config{Store: db.NewStore(pool)}, Keys: ks, Version: "test",
-		RateLimit: 100000, AuthFailureLimit: 100000, Streams: streams,
+		RateLimit: 100000, AuthFailureLimit: 100000, Live: lv,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +186,7 @@ func TestStreamsDeliverEveryItemOnceInOrder(t *testing.T) {
 	}
 	// A long heartbeat: only the change signal (and its resync) wakes the
 	// streams, so that a lost notification would show as a missing post.
-	cfg := StreamConfig{Heartbeat: time.Hour}
+	cfg := live.Config{Heartbeat: time.Hour}
 	a := startReplica(t, url, "feedapi_listen_a", ks, cfg)
 	b := startReplica(t, url, "feedapi_listen_b", ks, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -352,7 +354,7 @@ func TestStreamLimitAndBadResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := startReplica(t, url, "feedapi_listen_limit", ks, StreamConfig{TierLimits: map[string]int{"free": 1}})
+	a := startReplica(t, url, "feedapi_listen_limit", ks, live.Config{Limits: map[string]int{"free": 1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, _ := openStream(t, ctx, a.srv.URL+"/v1/firehose/stream?pane=crypto", key, "")
@@ -405,7 +407,7 @@ func TestSlowReaderIsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := startReplica(t, url, "feedapi_listen_slow", ks, StreamConfig{SlowWrite: 100 * time.Millisecond})
+	a := startReplica(t, url, "feedapi_listen_slow", ks, live.Config{SlowWrite: 100 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.srv.URL+"/v1/posts/stream", nil)
@@ -461,7 +463,7 @@ func TestStreamSince(t *testing.T) {
 	if err := insertPosts(ctx, bdb, "SinceTest", []int64{7_000_002}, 0); err != nil {
 		t.Fatal(err)
 	}
-	a := startReplica(t, url, "feedapi_listen_since", ks, StreamConfig{})
+	a := startReplica(t, url, "feedapi_listen_since", ks, live.Config{})
 	_, events := openStream(t, ctx, a.srv.URL+"/v1/posts/stream?source=SinceTest&since=2000-01-01", key, "")
 	if err := insertPosts(ctx, bdb, "SinceTest", []int64{7_000_000}, 0); err != nil {
 		t.Fatal(err)
@@ -495,7 +497,7 @@ func TestStreamReadsAtHeartbeatWithoutSignal(t *testing.T) {
 		Graph: graph.Config{Store: db.NewStore(pool)}, Keys: ks, Version: "test",
 		RateLimit: 100000, AuthFailureLimit: 100000,
 		// A hub that no listener feeds: only heartbeats wake the stream.
-		Streams: StreamConfig{Hub: graph.NewHub(), Heartbeat: 100 * time.Millisecond},
+		Live: live.New(live.Config{Hub: live.NewHub(), Heartbeat: 100 * time.Millisecond}),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,35 +22,51 @@ func isLive(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
-// serveLive runs a subscription request: the response goes straight to the
-// client (flushed per event), with no server read or write deadline, and
-// ends when the client leaves or the server shuts down.
+// serveLive runs a live /graphql request: the response goes straight to the
+// client (flushed per event) with no server read deadline; each write must
+// be taken within the stuck-write limit, and one that is not ends the
+// request. Its subscriptions end with their feeds (at shutdown, when the
+// key is revoked); a websocket is closed by the graph layer then.
 func (s *server) serveLive(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	ctx, cancel := context.WithCancel(graph.WithRequestID(r.Context(), requestID(r.Context())))
 	defer cancel()
-	go func() {
-		select {
-		case <-s.streams.cfg.Done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	s.graphql.ServeHTTP(&flushWriter{ResponseWriter: w, rc: rc}, r.WithContext(ctx))
+	s.graphql.ServeHTTP(&flushWriter{ResponseWriter: w, rc: rc, stuck: s.live.Config().StuckWrite(), cancel: cancel},
+		r.WithContext(ctx))
 }
 
 // flushWriter gives gqlgen's SSE transport the http.Flusher it asks for,
-// and the websocket library the writer to hijack (Unwrap).
+// bounds each of its writes in time, and gives the websocket library the
+// writer to hijack (Unwrap).
 type flushWriter struct {
 	http.ResponseWriter
-	rc *http.ResponseController
+	rc     *http.ResponseController
+	stuck  time.Duration
+	cancel context.CancelFunc // ends the request when a write fails
 }
 
-func (f *flushWriter) Flush() { _ = f.rc.Flush() }
+func (f *flushWriter) Write(b []byte) (int, error) {
+	_ = f.rc.SetWriteDeadline(time.Now().Add(f.stuck))
+	n, err := f.ResponseWriter.Write(b)
+	if err != nil {
+		f.cancel()
+	}
+	return n, err
+}
+
+func (f *flushWriter) Flush() {
+	if err := f.rc.Flush(); err != nil {
+		f.cancel()
+	}
+}
 
 func (f *flushWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// clientIPKey carries the client IP of a websocket upgrade without an
+// Authorization header to websocketInit.
+type clientIPKey struct{}
 
 // websocketWithoutHeader lets a websocket upgrade without an Authorization
 // header through to /graphql (browsers cannot set headers on a websocket):
@@ -63,6 +78,7 @@ func (s *server) websocketWithoutHeader(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
 			r.Header.Get("Authorization") == "" {
+			r = r.WithContext(context.WithValue(r.Context(), clientIPKey{}, s.clientIP(r)))
 			live.ServeHTTP(w, r)
 			return
 		}
@@ -73,8 +89,10 @@ func (s *server) websocketWithoutHeader(next http.Handler) http.Handler {
 // websocketInit checks the key of a websocket connection: the upgrade
 // request's Authorization header (already checked by the route), or else
 // the connection_init payload's "Authorization" ("Bearer fapi_…") or
-// "key". The key must be of tier internal, and the connection counts once
-// against its rate limit.
+// "key", with the checks of a request's key: the client IP's budget of
+// failed authentications, the tier (internal), and the key's rate limit,
+// against which the connection counts once (and then each operation sent
+// on it, chargeOperation).
 func (s *server) websocketInit(ctx context.Context, payload map[string]any) (context.Context, error) {
 	if _, ok := keys.FromContext(ctx); ok {
 		return ctx, nil
@@ -87,25 +105,46 @@ func (s *server) websocketInit(ctx context.Context, payload map[string]any) (con
 	} else if v, ok := payload["key"].(string); ok {
 		secret = v
 	}
+	ip, _ := ctx.Value(clientIPKey{}).(string)
+	if secret == "" || !s.verified.has(secret) {
+		if d := s.rates.peek(ctx, budgetAuthFailed+ip, s.authFailures); !d.allowed {
+			return nil, apperr.New(apperr.RateLimited, authBudgetMessage(s.authFailures))
+		}
+	}
 	if secret == "" {
-		return nil, errors.New("connection_init needs the key: {\"Authorization\": \"Bearer fapi_…\"}")
+		s.rates.take(ctx, budgetAuthFailed+ip, s.authFailures)
+		return nil, apperr.New(apperr.Unauthorized, `connection_init needs the key: {"Authorization": "Bearer fapi_…"}`)
 	}
 	p, err := s.keys.Authenticate(ctx, secret)
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.Unauthorized {
-			return nil, errors.New("the key is unknown or revoked")
+			s.verified.forget(secret)
+			s.rates.take(ctx, budgetAuthFailed+ip, s.authFailures)
+			return nil, apperr.New(apperr.Unauthorized, unauthorizedMessage)
 		}
-		return nil, errors.New("the key could not be checked; try again")
+		return nil, err
 	}
+	s.verified.add(secret)
 	if p.Tier != "internal" {
-		return nil, errors.New("subscriptions need a key of tier internal")
+		return nil, apperr.New(apperr.ForbiddenTier, "/graphql needs a key of tier internal; this key's tier is "+string(p.Tier))
 	}
-	limit := s.rateLimit
-	if n, ok := s.tierRateLimits[string(p.Tier)]; ok {
-		limit = n
+	ctx = keys.WithPrincipal(ctx, p)
+	if err := s.chargeOperation(ctx); err != nil {
+		return nil, err
 	}
+	return ctx, nil
+}
+
+// chargeOperation counts one request against the budget of the key in ctx:
+// each operation sent on a websocket, which no HTTP request carries.
+func (s *server) chargeOperation(ctx context.Context) error {
+	p, ok := keys.FromContext(ctx)
+	if !ok {
+		return keys.ErrUnauthorized
+	}
+	limit := s.keyLimit(string(p.Tier))
 	if d := s.rates.take(ctx, budgetKey+strconv.FormatInt(p.KeyID, 10), limit); !d.allowed {
-		return nil, errors.New("rate limit exceeded")
+		return apperr.New(apperr.RateLimited, rateLimitedMessage(limit))
 	}
-	return keys.WithPrincipal(ctx, p), nil
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +16,7 @@ import (
 	"github.com/feedapi/feedapi/db/seed"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/graph/live"
 	"github.com/feedapi/feedapi/rest"
 )
 
@@ -183,7 +183,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 
 	// The change signal: one listening connection to the primary (NOTIFY
 	// does not reach read replicas), reconnecting by itself.
-	hub := graph.NewHub()
+	hub := live.NewHub()
 	listenCtx, stopListen := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListen()
 	go db.Listen(listenCtx, g.DatabaseURL, db.ListenOptions{Logger: g.logger}, hub.Resync, hub.Notice) //nolint:errcheck // ends with listenCtx
@@ -191,15 +191,14 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	// their rows change; the TTL bounds only what a lost signal leaves.
 	polls := rest.NewPollCache(c.PollCacheTTL)
 	go invalidateOnChange(hub.Subscribe(listenCtx), polls)
-	streamsDone := make(chan struct{})
-	var closeStreams sync.Once
-	var streamConns sync.WaitGroup
+	// The live feeds: SSE streams and subscriptions.
+	feeds := live.New(live.Config{Hub: hub, Heartbeat: c.StreamBeat, SlowWrite: c.StreamSlow,
+		Limits: c.StreamLimits, ReadTimeout: c.RequestTO, Revoked: keySvc.Revoked, Logger: g.logger})
 
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
-			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}, Hub: hub},
-		Streams: rest.StreamConfig{Hub: hub, Heartbeat: c.StreamBeat, SlowWrite: c.StreamSlow,
-			TierLimits: c.StreamLimits, Done: streamsDone, Taken: &streamConns},
+			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}},
+		Live:             feeds,
 		Keys:             keySvc,
 		ETFEnabled:       c.ETFEnabled,
 		Version:          version(),
@@ -226,12 +225,8 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if err := pingAll(ctx, ping, pingPrimary); err != nil {
 		g.logger.Warn("database unreachable at start; serving degraded until it answers", slog.Any("error", err))
 	}
-	srv := rest.NewServer(c.Addr, handler)
-	// Shutdown waits for requests in flight; streams and subscriptions
-	// never end by themselves, so they are told to end (each sends a
-	// final event first).
-	srv.RegisterOnShutdown(func() { closeStreams.Do(func() { close(streamsDone) }) })
-	return serveOn(ctx, ln, srv, c.ShutdownGrace, g.logger, ready, streamConns.Wait)
+	srv := rest.NewServer(c.Addr, handler, feeds.Config().DeadPeer())
+	return serveOn(ctx, ln, srv, c.ShutdownGrace, g.logger, ready, feeds.Shutdown)
 }
 
 // serverURLs are the OpenAPI document's servers: the flags when set, else
@@ -253,10 +248,10 @@ func (c serveFlags) serverURLs(listenAddr string) (primary, alt string) {
 }
 
 // serveOn serves on ln until ctx ends, then stops accepting connections and
-// lets in-flight requests finish within grace, and then the connections
-// taken from the server (streams writing their final event), which
-// taken, when not nil, waits for.
-func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.Duration, log *slog.Logger, ready func(addr string), taken func()) error {
+// lets in-flight requests finish within grace while the live feeds end
+// (each stream its final event, a client that does not read cut):
+// endFeeds, when not nil, ends them and waits for them.
+func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.Duration, log *slog.Logger, ready func(addr string), endFeeds func(context.Context) error) error {
 	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("version", version()))
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -271,20 +266,22 @@ func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.
 	log.Info("shutting down", slog.Duration("grace", grace))
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
+	// Streams and subscriptions never end by themselves, and Shutdown does
+	// not wait for connections taken from it: they end at once, beside the
+	// requests in flight, which Shutdown waits for.
+	feedsEnded := make(chan error, 1)
+	go func() {
+		if endFeeds == nil {
+			feedsEnded <- nil
+			return
+		}
+		feedsEnded <- endFeeds(shutdownCtx)
+	}()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
 	}
-	if taken != nil {
-		ended := make(chan struct{})
-		go func() {
-			taken()
-			close(ended)
-		}()
-		select {
-		case <-ended:
-		case <-shutdownCtx.Done():
-			return fmt.Errorf("graceful shutdown: streams: %w", shutdownCtx.Err())
-		}
+	if err := <-feedsEnded; err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -303,7 +300,7 @@ func hostPort(addr string) string {
 
 // invalidateOnChange ends the cached first pages of posts or firehose on
 // each change of their rows (and on a resync, which names every kind).
-func invalidateOnChange(changes <-chan graph.Change, polls *rest.PollCache) {
+func invalidateOnChange(changes <-chan live.Change, polls *rest.PollCache) {
 	for change := range changes {
 		switch change.Kind {
 		case rest.PollPosts, rest.PollFirehose:

@@ -212,10 +212,10 @@ type ComplexityRoot struct {
 		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
 		EtfSummary     func(childComplexity int, assets []db.Asset) int
 		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) int
-		FirehoseStream func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time) int
+		FirehoseStream func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) int
 		Health         func(childComplexity int) int
 		Post           func(childComplexity int, id int64) int
-		PostStream     func(childComplexity int, after *string, first *int, source *string, since *time.Time) int
+		PostStream     func(childComplexity int, after *string, first *int, source *string, since *time.Time, coins []string, q *string) int
 		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) int
 		Sources        func(childComplexity int) int
 	}
@@ -228,8 +228,8 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		FirehoseMessageAdded func(childComplexity int, pane *db.Pane, important *bool, source *string) int
-		PostAdded            func(childComplexity int, source *string) int
+		FirehoseMessageAdded func(childComplexity int, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string) int
+		PostAdded            func(childComplexity int, source *string, since *time.Time, coins []string, q *string) int
 	}
 }
 
@@ -257,12 +257,12 @@ type QueryResolver interface {
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
 	EtfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error)
 	Health(ctx context.Context) (*model.Health, error)
-	PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time) (*model.PostStreamPage, error)
-	FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time) (*model.FirehoseStreamPage, error)
+	PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time, coins []string, q *string) (*model.PostStreamPage, error)
+	FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) (*model.FirehoseStreamPage, error)
 }
 type SubscriptionResolver interface {
-	PostAdded(ctx context.Context, source *string) (<-chan *db.Post, error)
-	FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string) (<-chan *db.FirehoseMessage, error)
+	PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string) (<-chan *db.Post, error)
+	FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string) (<-chan *db.FirehoseMessage, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -978,7 +978,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.FirehoseStream(childComplexity, args["after"].(*string), args["first"].(*int), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time)), true
+		return e.ComplexityRoot.Query.FirehoseStream(childComplexity, args["after"].(*string), args["first"].(*int), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
 	case "Query.health":
 		if e.ComplexityRoot.Query.Health == nil {
 			break
@@ -1007,7 +1007,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PostStream(childComplexity, args["after"].(*string), args["first"].(*int), args["source"].(*string), args["since"].(*time.Time)), true
+		return e.ComplexityRoot.Query.PostStream(childComplexity, args["after"].(*string), args["first"].(*int), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -1061,7 +1061,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.FirehoseMessageAdded(childComplexity, args["pane"].(*db.Pane), args["important"].(*bool), args["source"].(*string)), true
+		return e.ComplexityRoot.Subscription.FirehoseMessageAdded(childComplexity, args["pane"].(*db.Pane), args["important"].(*bool), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
 	case "Subscription.postAdded":
 		if e.ComplexityRoot.Subscription.PostAdded == nil {
 			break
@@ -1072,7 +1072,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.PostAdded(childComplexity, args["source"].(*string)), true
+		return e.ComplexityRoot.Subscription.PostAdded(childComplexity, args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
 
 	}
 	return 0, false
@@ -1386,6 +1386,18 @@ type Query {
     source: String
     "Only posts created at or after this instant."
     since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions never matches; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the body (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
+    """
+    q: String
   ): PostStreamPage!
 
   """
@@ -1405,6 +1417,18 @@ type Query {
     important: Boolean
     "Only messages created at or after this instant."
     since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions never matches; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the title, body and AI summary together (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
+    """
+    q: String
   ): FirehoseStreamPage!
 }
 
@@ -1415,9 +1439,32 @@ that becomes visible after it starts, exactly once, in the order of the
 stream positions (see ` + "`" + `Query.postStream` + "`" + `).
 """
 type Subscription {
-  "Each new curated post."
-  postAdded("Only posts with exactly this source label." source: String): Post!
-  "Each new firehose message."
+  """
+  Each new curated post. Takes the filters of ` + "`" + `posts` + "`" + `; with ` + "`" + `since` + "`" + `, first
+  every post created since then.
+  """
+  postAdded(
+    "Only posts with exactly this source label."
+    source: String
+    "Only posts created at or after this instant; the subscription starts with those already there."
+    since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions never matches; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the body (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
+    """
+    q: String
+  ): Post!
+  """
+  Each new firehose message. Takes the filters of ` + "`" + `firehose` + "`" + `; with ` + "`" + `since` + "`" + `,
+  first every message created since then.
+  """
   firehoseMessageAdded(
     "Only messages of this pane."
     pane: Pane
@@ -1425,6 +1472,20 @@ type Subscription {
     important: Boolean
     "Case-insensitive substring of ` + "`" + `source` + "`" + `; ` + "`" + `%` + "`" + ` and ` + "`" + `_` + "`" + ` are literal."
     source: String
+    "Only messages created at or after this instant; the subscription starts with those already there."
+    since: DateTime
+    """
+    Only items about any of these coins: tickers such as ` + "`" + `BTC` + "`" + `, in any
+    letter case, 1 to 12 letters or digits each, at most 20. A ticker no
+    item mentions never matches; ` + "`" + `sources.coins` + "`" + ` lists those that occur.
+    """
+    coins: [String!]
+    """
+    Full-text search of the title, body and AI summary together (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `, English
+    stemming): words (all must occur), ` + "`" + `"quoted phrases"` + "`" + `, ` + "`" + `-excluded` + "`" + `
+    words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
+    """
+    q: String
   ): FirehoseMessage!
 }
 
@@ -2434,6 +2495,22 @@ func (ec *executionContext) field_Query_firehoseStream_args(ctx context.Context,
 		return nil, err
 	}
 	args["since"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg7
 	return args, nil
 }
 
@@ -2566,6 +2643,22 @@ func (ec *executionContext) field_Query_postStream_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["since"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg5
 	return args, nil
 }
 
@@ -2688,6 +2781,30 @@ func (ec *executionContext) field_Subscription_firehoseMessageAdded_args(ctx con
 		return nil, err
 	}
 	args["source"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg5
 	return args, nil
 }
 
@@ -2702,6 +2819,30 @@ func (ec *executionContext) field_Subscription_postAdded_args(ctx context.Contex
 		return nil, err
 	}
 	args["source"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg3
 	return args, nil
 }
 
@@ -5714,7 +5855,7 @@ func (ec *executionContext) _Query_postStream(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PostStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["source"].(*string), fc.Args["since"].(*time.Time))
+			return ec.Resolvers.Query().PostStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostStreamPage) graphql.Marshaler {
@@ -5758,7 +5899,7 @@ func (ec *executionContext) _Query_firehoseStream(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().FirehoseStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time))
+			return ec.Resolvers.Query().FirehoseStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FirehoseStreamPage) graphql.Marshaler {
@@ -5970,7 +6111,7 @@ func (ec *executionContext) _Subscription_postAdded(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().PostAdded(ctx, fc.Args["source"].(*string))
+			return ec.Resolvers.Subscription().PostAdded(ctx, fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *db.Post) graphql.Marshaler {
@@ -6014,7 +6155,7 @@ func (ec *executionContext) _Subscription_firehoseMessageAdded(ctx context.Conte
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().FirehoseMessageAdded(ctx, fc.Args["pane"].(*db.Pane), fc.Args["important"].(*bool), fc.Args["source"].(*string))
+			return ec.Resolvers.Subscription().FirehoseMessageAdded(ctx, fc.Args["pane"].(*db.Pane), fc.Args["important"].(*bool), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *db.FirehoseMessage) graphql.Marshaler {

@@ -216,6 +216,22 @@ func (s *Service) Revoke(ctx context.Context, idOrKey string) (db.APIKey, error)
 	return k, nil
 }
 
+// Revoked returns those of the keys ids that are revoked or do not exist:
+// the live feeds of a key found here end (graph/live). It reads where
+// Authenticate reads, the primary or, while it is away, the replica.
+func (s *Service) Revoked(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []int64
+	err := s.src.read(ctx, func(ctx context.Context, idb bun.IDB) error {
+		var err error
+		out, err = db.RevokedAPIKeys(ctx, idb, ids)
+		return err
+	})
+	return out, err
+}
+
 func (s *Service) resolveID(ctx context.Context, idOrKey string) (int64, error) {
 	if strings.HasPrefix(idOrKey, Prefix) {
 		hash := sha256.Sum256([]byte(idOrKey))

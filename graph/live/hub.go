@@ -1,4 +1,4 @@
-package graph
+package live
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type Change struct {
 }
 
 // Hub fans the change signal of one process (db.Listen) out to its
-// consumers: SSE streams, GraphQL subscriptions, caches. It keeps no
+// consumers: the feeds' groups, caches. It keeps no
 // per-consumer state: each kind has a channel that is closed when the kind
 // changes and then replaced, so a consumer that takes Wait's channel before
 // it reads the database and waits on it afterwards never misses a change,
