@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +140,41 @@ func TestSchemaIsDocumented(t *testing.T) {
 			if v.Description == "" {
 				t.Errorf("enum value %s.%s has no description", name, v.Name)
 			}
+		}
+	}
+}
+
+// TestStreamsTakeTheirListsFilters: a list's stream and its subscription
+// take every filter of the list (its arguments but paging), so that a
+// filter added to the list in the schema and left off one of them fails
+// here.
+func TestStreamsTakeTheirListsFilters(t *testing.T) {
+	schema := graph.NewSchema(graph.Config{Store: db.NewStore(nil), ETFEnabled: true}).Schema()
+	args := func(typ, field string, skip ...string) []string {
+		f := schema.Types[typ].Fields.ForName(field)
+		if f == nil {
+			t.Fatalf("no field %s.%s", typ, field)
+		}
+		var out []string
+		for _, a := range f.Arguments {
+			if !slices.Contains(skip, a.Name) {
+				out = append(out, a.Name+": "+a.Type.String())
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	paging := []string{"first", "after", "last", "before", "sinceId"}
+	for _, c := range []struct{ list, stream, subscription string }{
+		{"posts", "postStream", "postAdded"},
+		{"firehose", "firehoseStream", "firehoseMessageAdded"},
+	} {
+		want := args("Query", c.list, paging...)
+		if got := args("Query", c.stream, paging...); !slices.Equal(got, want) {
+			t.Errorf("%s takes %v, want the filters of %s: %v", c.stream, got, c.list, want)
+		}
+		if got := args("Subscription", c.subscription); !slices.Equal(got, want) {
+			t.Errorf("%s takes %v, want the filters of %s: %v", c.subscription, got, c.list, want)
 		}
 	}
 }

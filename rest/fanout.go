@@ -52,6 +52,7 @@ func chunkPayload(chunk []byte, n int) []byte {
 
 // rawSink is one stream that took its connection.
 type rawSink struct {
+	live    *live.Live
 	cfg     live.Config
 	conn    net.Conn
 	raw     syscall.RawConn // nil: every write goes through drain
@@ -70,7 +71,7 @@ type rawSink struct {
 // adopt hands the hijacked connection of a stream whose first page is
 // read to its feed.
 func (s *server) adopt(r *http.Request, ep streamEndpoint, st streamStart, conn net.Conn, brw *bufio.ReadWriter) {
-	c := &rawSink{cfg: s.live.Config(), conn: conn, chunked: r.ProtoAtLeast(1, 1), drains: &s.drains,
+	c := &rawSink{live: s.live, cfg: s.live.Config(), conn: conn, chunked: r.ProtoAtLeast(1, 1), drains: &s.drains,
 		release: st.release, report: accessOf(r.Context()).takeOver()}
 	switch conn.(type) {
 	case *net.TCPConn, *net.UnixConn:
@@ -156,7 +157,7 @@ func (c *rawSink) drain(rest []byte, payload int, start time.Time) {
 }
 
 // final sends the event that ends a stream, ends the body and then the
-// stream. A client that does not take it within the slow-write limit is
+// stream. A client that does not take it in time (Live.FinalDeadline) is
 // cut.
 func (c *rawSink) final(e live.End) {
 	ev := finalEvent(e)
@@ -166,7 +167,7 @@ func (c *rawSink) final(e live.End) {
 	}
 	n, err := c.tryWrite(out)
 	if err == nil && n < len(out) {
-		_ = c.conn.SetWriteDeadline(time.Now().Add(c.cfg.SlowWrite))
+		_ = c.conn.SetWriteDeadline(c.live.FinalDeadline())
 		go func() {
 			_, err := c.conn.Write(out[n:])
 			if err == nil {

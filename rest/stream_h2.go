@@ -75,7 +75,7 @@ func (s *server) serveStreamHere(w http.ResponseWriter, rc *http.ResponseControl
 		select {
 		case job := <-h.work:
 			if job.end != nil {
-				_ = rc.SetWriteDeadline(time.Now().Add(cfg.SlowWrite))
+				_ = rc.SetWriteDeadline(s.live.FinalDeadline())
 				_, _ = w.Write(finalEvent(*job.end))
 				_ = rc.Flush()
 				return

@@ -116,14 +116,11 @@ func (f *Feed[T]) Join(ctx context.Context, key string, read Reader[T], sink Sin
 	now := time.Now()
 	m := &Member[T]{sink: sink, pos: first.Next, lastRead: now, busy: true,
 		nextBeat: now.Add(f.live.cfg.Heartbeat), due: first.More}
-	select {
-	case <-wake:
-		// A change since the first read began.
-		m.due = true
-	default:
-	}
 	if first.Pending && !first.More {
 		m.retryAt = now.Add(retryPending.after(1))
+	}
+	if f.live.Closing() {
+		m.ending = &EndShutdown
 	}
 	f.live.active.Add(1)
 	f.mu.Lock()
@@ -132,11 +129,20 @@ func (f *Feed[T]) Join(ctx context.Context, key string, read Reader[T], sink Sin
 		g = &group[T]{f: f, key: key, read: read, ctx: context.WithoutCancel(ctx),
 			kick: make(chan struct{}, 1), members: map[*Member[T]]struct{}{}}
 		f.groups[key] = g
-		go g.run()
+		// The group's wake is taken before it has a member: every change
+		// after this reaches the group, every change before it the
+		// member's wake.
+		go g.run(f.live.cfg.Hub.Wait(f.kind))
 	}
 	g.mu.Lock()
 	g.members[m] = struct{}{}
 	m.g = g
+	select {
+	case <-wake:
+		// A change since the first read began.
+		m.due = true
+	default:
+	}
 	g.mu.Unlock()
 	f.mu.Unlock()
 	return m
@@ -245,7 +251,7 @@ const heartbeatSlots = 16
 
 // run is the group's loop: it ends when the group has no member left, or
 // at shutdown once every member has ended.
-func (g *group[T]) run() {
+func (g *group[T]) run(wake <-chan struct{}) {
 	cfg := g.f.live.cfg
 	hub := cfg.Hub
 	tick := max(cfg.Heartbeat/heartbeatSlots, time.Millisecond)
@@ -254,7 +260,6 @@ func (g *group[T]) run() {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
-	wake := hub.Wait(g.f.kind)
 	nextSafety := time.Now().Add(cfg.Heartbeat)
 	done := g.f.live.done
 	due := false

@@ -163,6 +163,21 @@ func New(cfg Config) *Live {
 // Config returns the configuration with its defaults.
 func (l *Live) Config() Config { return l.cfg }
 
+// shutdownFinalWait is how long a final event may take to reach a client
+// during shutdown: one that does not take it at once is not reading, and
+// is cut so that the process ends within its grace.
+const shutdownFinalWait = time.Second
+
+// FinalDeadline is the time by which a final event being written now must
+// have reached the client: the slow-write limit, or during shutdown a
+// second.
+func (l *Live) FinalDeadline() time.Time {
+	if l.Closing() {
+		return time.Now().Add(min(shutdownFinalWait, l.cfg.SlowWrite))
+	}
+	return time.Now().Add(l.cfg.SlowWrite)
+}
+
 // Opened is the number of open feeds of the key keyID.
 func (l *Live) Opened(keyID int64) int { return l.keys.opened(keyID) }
 

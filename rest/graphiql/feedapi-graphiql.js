@@ -1,11 +1,14 @@
 // The feedapi GraphiQL page: ask for the key first, check it, then start
 // GraphiQL with the key in its fetcher's headers, so that the schema for the
-// Docs pane loads at once. The key lives only in this closure: it is never
-// written to localStorage (GraphiQL's shouldPersistHeaders stays false and
-// the headers editor starts empty).
+// Docs pane loads at once, and in the connection_init of its websocket, so
+// that subscriptions run over graphql-transport-ws (a browser's websocket
+// cannot carry the Authorization header). The key lives only in this
+// closure: it is never written to localStorage (GraphiQL's
+// shouldPersistHeaders stays false and the headers editor starts empty).
 (function () {
   "use strict";
   var url = window.location.pathname;
+  var socketURL = (window.location.protocol === "https:" ? "wss://" : "ws://") + window.location.host + url;
   var form = document.getElementById("key-form");
   var input = document.getElementById("key");
   var errorLine = document.getElementById("key-error");
@@ -34,7 +37,12 @@
         errorLine.textContent = "";
         step.hidden = true;
         root.hidden = false;
-        var fetcher = GraphiQL.createFetcher({ url: url, headers: headers });
+        var fetcher = GraphiQL.createFetcher({
+          url: url,
+          headers: headers,
+          subscriptionUrl: socketURL,
+          wsConnectionParams: headers
+        });
         ReactDOM.createRoot(root).render(React.createElement(GraphiQL, {
           fetcher: fetcher,
           shouldPersistHeaders: false,
