@@ -78,11 +78,21 @@ func streamTable(kind string) (string, error) {
 }
 
 // StreamRange selects the rows of a stream with After < position < Bound,
-// in position order, at most Limit of them (and one more, to tell whether
-// more follow).
+// in position order (newest first when Newest is set), at most Limit of
+// them (and one more, to tell whether more follow).
 type StreamRange struct {
 	After, Bound int64
 	Limit        int
+	Newest       bool
+}
+
+// order writes the range's ORDER BY and LIMIT on alias's positions.
+func (r StreamRange) order(q *sqlBuilder, alias string) {
+	dir := ""
+	if r.Newest {
+		dir = " DESC"
+	}
+	q.add(" ORDER BY "+alias+".stream_pos"+dir+" LIMIT ?", r.Limit+1)
 }
 
 // StreamStart returns the position just before the first row created at or
@@ -117,7 +127,7 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 		q.add(" AND p.created_at >= ?", clampTime(f.Since))
 	}
 	f.SearchFilter.streamWhere(q, "p", postCoins)
-	q.add(" ORDER BY p.stream_pos LIMIT ?", r.Limit+1)
+	r.order(q, "p")
 	rows, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream posts: %w", err)
@@ -147,7 +157,7 @@ func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRa
 		q.add(" AND m.created_at >= ?", clampTime(f.Since))
 	}
 	f.SearchFilter.streamWhere(q, "m", firehoseCoins)
-	q.add(" ORDER BY m.stream_pos LIMIT ?", r.Limit+1)
+	r.order(q, "m")
 	rows, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream firehose: %w", err)

@@ -59,13 +59,13 @@ func setComplexity(c *generated.ComplexityRoot) {
 	conn := func(child int, first, last *int) int {
 		return 1 + pageCost(first, last)*child
 	}
-	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time, _ []string, _ *string, _ *int64) int {
+	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time, _ []string, _ *string, _ *int64, _ *string) int {
 		return conn(child, first, last)
 	}
 	c.Query.Briefs = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return conn(child, first, last)
 	}
-	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string, _ *int64) int {
+	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string, _ *int64, _ *string) int {
 		return conn(child, first, last)
 	}
 	c.Brief.Posts = func(child int, first *int, _ *string, last *int, _ *string) int {

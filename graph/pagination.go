@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/cursor"
@@ -105,24 +103,13 @@ func pageInfo(connection string, p db.Page, n int, firstID, lastID func() int64,
 	return info
 }
 
-// wantsEdges reports whether the connection field being resolved selects
-// edges, so that per-item cursors are computed only when shown.
-func wantsEdges(ctx context.Context) bool {
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
-		if f.Name == "edges" {
-			return true
-		}
-	}
-	return false
-}
-
 func postConnection(ctx context.Context, connection string, p db.Page, rows []db.Post, more bool) *model.PostConnection {
 	c := &model.PostConnection{
 		Nodes: rows,
 		PageInfo: pageInfo(connection, p, len(rows),
 			func() int64 { return rows[0].ID }, func() int64 { return rows[len(rows)-1].ID }, more),
 	}
-	if wantsEdges(ctx) {
+	if selects(ctx, "edges") {
 		c.Edges = make([]model.PostEdge, len(rows))
 		for i := range rows {
 			c.Edges[i] = model.PostEdge{Cursor: cursor.Encode(connection, rows[i].ID), Node: &rows[i]}
@@ -137,7 +124,7 @@ func briefConnection(ctx context.Context, p db.Page, rows []db.Brief, more bool)
 		PageInfo: pageInfo(connBriefs, p, len(rows),
 			func() int64 { return rows[0].ID }, func() int64 { return rows[len(rows)-1].ID }, more),
 	}
-	if wantsEdges(ctx) {
+	if selects(ctx, "edges") {
 		c.Edges = make([]model.BriefEdge, len(rows))
 		for i := range rows {
 			c.Edges[i] = model.BriefEdge{Cursor: cursor.Encode(connBriefs, rows[i].ID), Node: &rows[i]}
@@ -152,7 +139,7 @@ func firehoseConnection(ctx context.Context, p db.Page, rows []db.FirehoseMessag
 		PageInfo: pageInfo(connFirehose, p, len(rows),
 			func() int64 { return rows[0].ID }, func() int64 { return rows[len(rows)-1].ID }, more),
 	}
-	if wantsEdges(ctx) {
+	if selects(ctx, "edges") {
 		c.Edges = make([]model.FirehoseEdge, len(rows))
 		for i := range rows {
 			c.Edges[i] = model.FirehoseEdge{Cursor: cursor.Encode(connFirehose, rows[i].ID), Node: &rows[i]}

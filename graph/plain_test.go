@@ -34,7 +34,7 @@ type stubQuery struct {
 	posts []db.Post
 }
 
-func (q stubQuery) Posts(context.Context, *int, *string, *int, *string, *string, *time.Time, []string, *string, *int64) (*model.PostConnection, error) {
+func (q stubQuery) Posts(context.Context, *int, *string, *int, *string, *string, *time.Time, []string, *string, *int64, *string) (*model.PostConnection, error) {
 	edges := make([]model.PostEdge, len(q.posts))
 	for i := range q.posts {
 		edges[i] = model.PostEdge{Cursor: fmt.Sprintf("c%d", q.posts[i].ID), Node: &q.posts[i]}

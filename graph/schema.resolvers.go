@@ -14,6 +14,7 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/generated"
+	"github.com/feedapi/feedapi/graph/live"
 	"github.com/feedapi/feedapi/graph/model"
 )
 
@@ -62,8 +63,17 @@ func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, erro
 }
 
 // Posts is the resolver for the posts field.
-func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) (*model.PostConnection, error) {
-	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connPosts)
+func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.PostConnection, error) {
+	page := pageArgs{first: first, after: after, last: last, before: before}
+	if afterPosition != nil {
+		f, err := postArgs{source: source, since: since, coins: coins, q: q, sinceID: sinceID}.filter()
+		if err != nil {
+			return nil, err
+		}
+		f.Omit = unselectedColumns(ctx, postOptional)
+		return r.postsAfter(ctx, f, page, *afterPosition)
+	}
+	p, err := page.page(connPosts)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +82,10 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 		return nil, err
 	}
 	f.Omit = unselectedColumns(ctx, postOptional)
+	pos, err := r.firstPagePosition(ctx, live.KindPosts, p)
+	if err != nil {
+		return nil, err
+	}
 	rows, more, err := r.store.ListPosts(ctx, f, p)
 	if err != nil {
 		return nil, err
@@ -79,7 +93,9 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err := chargeItems(ctx, rows, postTexts); err != nil {
 		return nil, err
 	}
-	return postConnection(ctx, connPosts, p, rows, more), nil
+	c := postConnection(ctx, connPosts, p, rows, more)
+	c.Position = encodePosition(connPostStream, pos)
+	return c, nil
 }
 
 // Post is the resolver for the post field.
@@ -129,17 +145,30 @@ func (r *queryResolver) Brief(ctx context.Context, id int64) (*db.Brief, error) 
 }
 
 // Firehose is the resolver for the firehose field.
-func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) (*model.FirehoseConnection, error) {
-	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connFirehose)
+func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.FirehoseConnection, error) {
+	page := pageArgs{first: first, after: after, last: last, before: before}
+	args := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q, sinceID: sinceID}
+	if afterPosition != nil {
+		f, err := args.filter()
+		if err != nil {
+			return nil, err
+		}
+		f.Omit = unselectedColumns(ctx, firehoseOptional)
+		return r.firehoseAfter(ctx, f, page, *afterPosition)
+	}
+	p, err := page.page(connFirehose)
 	if err != nil {
 		return nil, err
 	}
-	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since,
-		coins: coins, q: q, sinceID: sinceID}.filter()
+	f, err := args.filter()
 	if err != nil {
 		return nil, err
 	}
 	f.Omit = unselectedColumns(ctx, firehoseOptional)
+	pos, err := r.firstPagePosition(ctx, live.KindFirehose, p)
+	if err != nil {
+		return nil, err
+	}
 	rows, more, err := r.store.ListFirehose(ctx, f, p)
 	if err != nil {
 		return nil, err
@@ -147,7 +176,9 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 	if err := chargeItems(ctx, rows, firehoseTexts); err != nil {
 		return nil, err
 	}
-	return firehoseConnection(ctx, p, rows, more), nil
+	c := firehoseConnection(ctx, p, rows, more)
+	c.Position = encodePosition(connFirehoseStream, pos)
+	return c, nil
 }
 
 // Sources is the resolver for the sources field.

@@ -164,7 +164,7 @@ func TestStreamsTakeTheirListsFilters(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	paging := []string{"first", "after", "last", "before", "sinceId"}
+	paging := []string{"first", "after", "last", "before", "sinceId", "afterPosition"}
 	for _, c := range []struct{ list, stream, subscription string }{
 		{"posts", "postStream", "postAdded"},
 		{"firehose", "firehoseStream", "firehoseMessageAdded"},

@@ -58,6 +58,7 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 				coinsParam(),
 				queryParam(),
 				sinceIDParam(),
+				positionParam(),
 				boolParam("include_body", "includeBody", true),
 				boolParam("include_raw", "includeRaw", false),
 			},
@@ -83,6 +84,7 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 				coinsParam(),
 				queryParam(),
 				sinceIDParam(),
+				positionParam(),
 				boolParam("include_summary", "includeSummary", false),
 			},
 		},
@@ -213,6 +215,9 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 		var pi pageInfo
 		res.data, pi, err = splitPage(data)
 		res.paged, res.hasMore = true, pi.HasNextPage
+		if string(pi.position) != "null" {
+			res.position = pi.position // first pages only
+		}
 		if pi.HasNextPage && string(pi.EndCursor) != "null" {
 			res.nextCursor = pi.EndCursor
 		}

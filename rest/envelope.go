@@ -102,6 +102,7 @@ type success struct {
 	hasMore    bool
 	nextCursor []byte // JSON string; nil for null
 	units      string // meta.units, "" for none
+	position   []byte // meta.position, a JSON string or null; nil for none
 	cache      string // Cache-Control; "" means cacheKeyed
 }
 
@@ -145,8 +146,20 @@ func (s *server) envelope(r *http.Request, res success) (buf *bytes.Buffer, tagg
 	}
 	writeMeta(buf, r.Context(), res.units)
 	tagged = buf.Len()
+	writePosition(buf, res.position)
 	writeRequestID(buf, r.Context())
 	return buf, tagged
+}
+
+// writePosition writes meta.position, when there is one. It is outside the
+// part the ETag covers: the position moves with every write to the
+// database, whatever the list shows, and an older position is as exact a
+// start for the next poll.
+func writePosition(buf *bytes.Buffer, position []byte) {
+	if position != nil {
+		buf.WriteString(`,"position":`)
+		buf.Write(position)
+	}
 }
 
 // writeError writes {"error":{"code","message"},"meta":…} for err. A domain

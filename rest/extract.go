@@ -34,21 +34,68 @@ func member(b []byte, key string) ([]byte, error) {
 	return v, nil
 }
 
-// pageInfo is the part of a connection's pageInfo the envelope needs.
+// pageInfo is the part of a connection's pageInfo the envelope needs, and
+// the connection's position where it has one.
 type pageInfo struct {
 	HasNextPage bool            `json:"hasNextPage"`
 	EndCursor   json.RawMessage `json:"endCursor"` // a JSON string or null
+	position    json.RawMessage // a JSON string or null; nil when not selected
 }
 
-// splitPage takes {"page":{"pageInfo":{…},"data":[…]}} apart.
+// splitPage takes {"page":{"pageInfo":{…},"data":[…]}} apart, or
+// {"page":{"position":…,"pageInfo":{…},"data":[…]}} (the polled lists).
 func splitPage(b []byte) (items []byte, pi pageInfo, err error) {
 	conn, err := member(b, "page")
 	if err != nil {
 		return nil, pi, err
 	}
-	const head, mid = `{"pageInfo":`, `,"data":`
-	if bytes.HasPrefix(conn, []byte(head)) && conn[len(conn)-1] == '}' {
-		rest := conn[len(head) : len(conn)-1]
+	if len(conn) < 2 || conn[0] != '{' {
+		return nil, pi, fmt.Errorf("decode connection: not an object")
+	}
+	members := conn[1:] // the connection's members and its closing brace
+	pos, rest, ok := leadingPosition(members)
+	if ok {
+		members = rest
+	}
+	items, pi, err = splitMembers(members)
+	pi.position = pos
+	return items, pi, err
+}
+
+// leadingPosition takes the position off a connection's members that start
+// with it: its value, and the members after it. A position is a cursor
+// (URL-safe base64, no escapes) or null.
+func leadingPosition(members []byte) (pos, rest []byte, ok bool) {
+	const head = `"position":`
+	if !bytes.HasPrefix(members, []byte(head)) {
+		return nil, nil, false
+	}
+	v := members[len(head):]
+	n := 0
+	switch {
+	case bytes.HasPrefix(v, []byte("null")):
+		n = 4
+	case len(v) > 0 && v[0] == '"':
+		end := bytes.IndexByte(v[1:], '"')
+		if end < 0 || bytes.IndexByte(v[1:end+1], '\\') >= 0 {
+			return nil, nil, false
+		}
+		n = end + 2
+	default:
+		return nil, nil, false
+	}
+	if len(v) <= n || v[n] != ',' {
+		return nil, nil, false
+	}
+	return v[:n], v[n+1:], true
+}
+
+// splitMembers takes the members "pageInfo":{…},"data":[…]} of a
+// connection (after its opening brace) apart.
+func splitMembers(members []byte) (items []byte, pi pageInfo, err error) {
+	const head, mid = `"pageInfo":`, `,"data":`
+	if bytes.HasPrefix(members, []byte(head)) && members[len(members)-1] == '}' {
+		rest := members[len(head) : len(members)-1]
 		if end := objectEnd(rest); end > 0 && bytes.HasPrefix(rest[end:], []byte(mid)) {
 			if err := json.Unmarshal(rest[:end], &pi); err == nil {
 				return rest[end+len(mid):], pi, nil
@@ -59,7 +106,7 @@ func splitPage(b []byte) (items []byte, pi pageInfo, err error) {
 		PageInfo pageInfo        `json:"pageInfo"`
 		Data     json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal(conn, &whole); err != nil || whole.Data == nil {
+	if err := json.Unmarshal(append([]byte{'{'}, members...), &whole); err != nil || whole.Data == nil {
 		return nil, pi, fmt.Errorf("decode connection: %w", err)
 	}
 	return whole.Data, whole.PageInfo, nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -519,5 +520,107 @@ func TestStreamsFilterLikeTheirLists(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Errorf("%s: nothing within a minute", c.name)
 		}
+	}
+}
+
+// TestPollingAfterIsExact: while concurrent writers commit posts with
+// shuffled ids (an id may become visible after a larger one), a poller
+// that passes each answer's meta.position as after, walking next_cursor,
+// gets every post exactly once; each answer holds its items in the order
+// they became visible, newest first.
+func TestPollingAfterIsExact(t *testing.T) {
+	a := newAPI(t)
+	key := a.newKey(db.TierInternal)
+	ctx := context.Background()
+	const source = "ExactPoll"
+	start := a.get(t, "/v1/posts?source="+source, key)
+	start.wantStatus(t, http.StatusOK)
+	var meta struct {
+		Meta struct {
+			Position string `json:"position"`
+		} `json:"meta"`
+	}
+	if err := json.Unmarshal(start.plain, &meta); err != nil || meta.Meta.Position == "" {
+		t.Fatalf("a first page without meta.position: %s", start.plain)
+	}
+	position := meta.Meta.Position
+
+	const writers, perTx, txs = 3, 4, 8
+	all := make([]int64, writers*perTx*txs)
+	for i := range all {
+		all[i] = int64(9_300_000 + i)
+	}
+	rand.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	done := make(chan error, writers)
+	for w := range writers {
+		mine := all[w*perTx*txs : (w+1)*perTx*txs]
+		go func() {
+			for i := range txs {
+				if err := insertPosts(ctx, a.bdb, source, mine[i*perTx:(i+1)*perTx], 2*time.Millisecond); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	seen := map[int64]int{}
+	var got []int64
+	poll := func() {
+		path := "/v1/posts?limit=5&source=" + source + "&after=" + position
+		next := ""
+		for {
+			r := a.get(t, path, key)
+			r.wantStatus(t, http.StatusOK)
+			if next == "" {
+				if err := json.Unmarshal(r.plain, &meta); err != nil || meta.Meta.Position == "" {
+					t.Fatalf("an after answer without meta.position: %s", r.plain)
+				}
+				next = meta.Meta.Position
+			}
+			for _, item := range r.items(t) {
+				var id int64
+				_ = json.Unmarshal(item["id"], &id)
+				seen[id]++
+				got = append(got, id)
+			}
+			if r.env.Pagination == nil || !r.env.Pagination.HasMore {
+				break
+			}
+			path = "/v1/posts?limit=5&source=" + source + "&after=" + position + "&cursor=" + *r.env.Pagination.NextCursor
+		}
+		position = next
+	}
+	finished := 0
+	for finished < writers {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished++
+		default:
+		}
+		poll()
+	}
+	// The writers have committed; one more answer sees what became visible
+	// since the last.
+	poll()
+	for _, id := range all {
+		if seen[id] != 1 {
+			t.Errorf("post %d seen %d times", id, seen[id])
+		}
+	}
+	if len(got) != len(all) {
+		t.Errorf("%d items from the polls, want %d", len(got), len(all))
+	}
+	// A poll now holds nothing: nothing became visible since.
+	r := a.get(t, "/v1/posts?source="+source+"&after="+position, key)
+	if items := r.items(t); len(items) != 0 {
+		t.Errorf("a poll after everything was seen holds %d items", len(items))
+	}
+	bad := a.get(t, "/v1/posts?after=nope", key)
+	if bad.StatusCode != http.StatusBadRequest || !strings.Contains(string(bad.plain), "after must be") {
+		t.Errorf("a bad after: %d %s", bad.StatusCode, bad.plain)
 	}
 }

@@ -323,7 +323,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 		"/v1/posts": {Get: &oaOperation{
 			OperationID: "listPosts", Summary: "List curated posts", Tags: []string{oaTagPosts}, Security: oaKeyed(),
 			Description: "Curated posts, newest first (by `id`), a page at a time.",
-			Parameters:  oaParams("Limit", "Cursor", "PostSource", "Since", "Coins", "PostQuery", "SinceID", "IncludeBody", "IncludeRaw", "IfNoneMatch"),
+			Parameters:  oaParams("Limit", "Cursor", "PostSource", "Since", "Coins", "PostQuery", "SinceID", "After", "IncludeBody", "IncludeRaw", "IfNoneMatch"),
 			Responses:   oaPolled(oaKeyedResponses(oaSuccess("A page of posts.", "PostsPage", true))),
 		}},
 		"/v1/posts/{id}": {Get: &oaOperation{
@@ -347,7 +347,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 		"/v1/firehose": {Get: &oaOperation{
 			OperationID: "listFirehose", Summary: "List firehose messages", Tags: []string{oaTagFeed}, Security: oaKeyed(),
 			Description: "The unfiltered upstream news stream, newest first (by `id`), a page at a time.",
-			Parameters:  oaParams("Limit", "Cursor", "Pane", "FirehoseSource", "Important", "Since", "Coins", "FirehoseQuery", "SinceID", "IncludeSummary", "IfNoneMatch"),
+			Parameters:  oaParams("Limit", "Cursor", "Pane", "FirehoseSource", "Important", "Since", "Coins", "FirehoseQuery", "SinceID", "After", "IncludeSummary", "IfNoneMatch"),
 			Responses:   oaPolled(oaKeyedResponses(oaSuccess("A page of firehose messages.", "FirehosePage", true))),
 		}},
 		"/v1/sources": {Get: &oaOperation{
@@ -622,6 +622,10 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 		"api_version": {Type: "string", Const: "v1", Description: "The API version, `v1`."},
 		"request_id":  {Type: "string", MinLength: oaPtr[int64](1), Description: "Unique id of the response, also in the `X-Request-Id` header."},
 		"tier":        {AnyOf: []*oaSchema{oaRef("Tier"), {Type: "null"}}, Description: "The tier of the key; null where no valid key was given."},
+		"position": {Type: "string", MinLength: oaPtr[int64](1), Description: "On first pages (no `cursor`) of `/v1/posts` and `/v1/firehose` only: the stream position the page was read at. " +
+			"Pass it as `after`, with the same filters, to get exactly the items that became visible since: each such answer gives the next position. " +
+			"After an answer without `after`, the first such poll may repeat a few of its newest items (those that became visible while it was read); from then on none. " +
+			"Not covered by the `ETag` (it moves with every write to the database, whatever the list shows); an older position is as exact a start."},
 	}
 	s := map[string]*oaSchema{
 		"Meta": oaObject("Facts about the response.", meta, "api_version", "request_id", "tier"),

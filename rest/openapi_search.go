@@ -25,9 +25,16 @@ func oaWithSearchParameters(params map[string]*oaParameter) map[string]*oaParame
 		"1 to "+strconv.Itoa(256)+" bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.",
 		&oaSchema{Type: "string", MinLength: oaPtr[int64](1), MaxLength: oaPtr[int64](256), Examples: []any{"etf inflows", `"spot bitcoin" -ether`}})
 	params["SinceID"] = query("since_id", "Only items with an `id` larger than this one, newest first and paginated like the list (the cursor "+
-		"keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. "+
+		"keeps the bound). Ids come from the imported data and concurrent writers commit out of order, so an item with a smaller `id` than "+
+		"one already seen may still appear later and is then missed: to get exactly what is new, poll with `after`. "+
 		"An integer from 0 to 9007199254740991; else 400 naming `since_id`.",
 		&oaSchema{Type: "integer", Format: "int64", Minimum: oaPtr[int64](0), Maximum: oaPtr[int64](maxSinceID)})
+	params["After"] = query("after", "Only items that became visible after this stream position: the `meta.position` of an earlier answer of "+
+		"this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order "+
+		"they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll "+
+		"starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, "+
+		"whatever their ids and however writers interleave. Anything else gives 400 naming `after`.",
+		&oaSchema{Type: "string", MinLength: oaPtr[int64](1), MaxLength: oaPtr[int64](256)})
 	return params
 }
 

@@ -58,20 +58,21 @@ func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) 
 	}
 	buf, tagged := s.envelope(r, res)
 	tag := etagOf(buf.Bytes()[:tagged])
-	s.polls.put(key, ep.poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), tag)
+	s.polls.put(key, ep.poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.position), tag)
 	s.sendTyped(w, r, http.StatusOK, buf, tagged, tag, cacheKeyed, contentTypeJSON)
 }
 
 // writeCached answers with a cached page: 304 when If-None-Match names it,
 // else its body with this request's id.
 func (s *server) writeCached(w http.ResponseWriter, r *http.Request, e *pollEntry) {
-	n := len(e.body) + len(`,"request_id":""}}`) + 32
+	n := len(e.body) + len(`,"position":`) + len(e.position) + len(`,"request_id":""}}`) + 32
 	zip := s.headers(w, r, n, cacheKeyed, contentTypeJSON)
 	if notModified(w, r, e.tag, zip) {
 		return
 	}
 	buf := s.bufs.get()
 	buf.Write(e.body)
+	writePosition(buf, e.position)
 	writeRequestID(buf, r.Context())
 	s.sendTyped(w, r, http.StatusOK, buf, len(e.body), e.tag, cacheKeyed, contentTypeJSON)
 }

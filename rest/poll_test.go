@@ -104,11 +104,11 @@ func TestPollCacheInvalidatedDuringQuery(t *testing.T) {
 	c := NewPollCache(time.Minute)
 	gen, started := c.generation(PollPosts), c.now()
 	c.Invalidate(PollPosts)
-	c.put("k", PollPosts, gen, started, []byte("{}"), "t")
+	c.put("k", PollPosts, gen, started, []byte("{}"), nil, "t")
 	if c.get("k") != nil {
 		t.Error("a page read before an invalidation was stored")
 	}
-	c.put("k", PollPosts, c.generation(PollPosts), started, []byte("{}"), "t")
+	c.put("k", PollPosts, c.generation(PollPosts), started, []byte("{}"), nil, "t")
 	if c.get("k") == nil {
 		t.Error("a page read after it was not")
 	}

@@ -45,10 +45,11 @@ type PollCache struct {
 
 // pollEntry is one cached page.
 type pollEntry struct {
-	kind    string
-	body    []byte // the envelope up to meta.request_id (the ETag's part)
-	tag     string // the ETag's hash, without quotes or suffix
-	expires time.Time
+	kind     string
+	body     []byte // the envelope up to meta.position (the ETag's part)
+	position []byte // meta.position of the read that made it
+	tag      string // the ETag's hash, without quotes or suffix
+	expires  time.Time
 }
 
 // NewPollCache returns a cache whose entries live at most ttl; ttl <= 0
@@ -121,11 +122,11 @@ func (c *PollCache) generation(kind string) uint64 {
 // invalidation count was gen; the entry expires ttl after started (so its
 // age is bounded from the query, not from its end), and is not stored at
 // all when kind was invalidated since.
-func (c *PollCache) put(key, kind string, gen uint64, started time.Time, body []byte, tag string) {
+func (c *PollCache) put(key, kind string, gen uint64, started time.Time, body, position []byte, tag string) {
 	if c == nil {
 		return
 	}
-	e := &pollEntry{kind: kind, body: body, tag: tag, expires: started.Add(c.ttl)}
+	e := &pollEntry{kind: kind, body: body, position: position, tag: tag, expires: started.Add(c.ttl)}
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -77,3 +77,12 @@ func sinceIDParam() param {
 		},
 	}
 }
+
+// positionParam is after: a stream position, after which the polled lists
+// hold exactly the items that became visible since (graph's afterPosition).
+func positionParam() param {
+	p := cursorParam()
+	p.name, p.variable = "after", "afterPosition"
+	p.allowed = "the meta.position of an earlier answer of this endpoint with the same filters, or the id of an event of its stream"
+	return p
+}

@@ -34,7 +34,7 @@ type streamEndpoint struct {
 
 // pagingParams are the parameters of a list that page it: a stream, which
 // follows its own position, takes every other parameter of its list.
-var pagingParams = []string{"limit", "cursor", "since_id"}
+var pagingParams = []string{"limit", "cursor", "since_id", "after"}
 
 // streamEndpoints are the SSE endpoints. Their parameters are their lists'
 // but for paging (every filter, and the choice of fields), and a cursor

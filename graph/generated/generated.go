@@ -115,6 +115,7 @@ type ComplexityRoot struct {
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
+		Position func(childComplexity int) int
 	}
 
 	FirehoseEdge struct {
@@ -186,6 +187,7 @@ type ComplexityRoot struct {
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
+		Position func(childComplexity int) int
 	}
 
 	PostEdge struct {
@@ -211,12 +213,12 @@ type ComplexityRoot struct {
 		EtfFlows       func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
 		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
 		EtfSummary     func(childComplexity int, assets []db.Asset) int
-		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) int
+		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
 		FirehoseStream func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) int
 		Health         func(childComplexity int) int
 		Post           func(childComplexity int, id int64) int
 		PostStream     func(childComplexity int, after *string, first *int, source *string, since *time.Time, coins []string, q *string) int
-		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) int
+		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
 		Sources        func(childComplexity int) int
 	}
 
@@ -247,11 +249,11 @@ type PostResolver interface {
 	Brief(ctx context.Context, obj *db.Post) (*db.Brief, error)
 }
 type QueryResolver interface {
-	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64) (*model.PostConnection, error)
+	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.PostConnection, error)
 	Post(ctx context.Context, id int64) (*db.Post, error)
 	Briefs(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BriefConnection, error)
 	Brief(ctx context.Context, id int64) (*db.Brief, error)
-	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64) (*model.FirehoseConnection, error)
+	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.FirehoseConnection, error)
 	Sources(ctx context.Context) (*model.Sources, error)
 	EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error)
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
@@ -560,6 +562,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseConnection.PageInfo(childComplexity), true
+	case "FirehoseConnection.position":
+		if e.ComplexityRoot.FirehoseConnection.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseConnection.Position(childComplexity), true
 
 	case "FirehoseEdge.cursor":
 		if e.ComplexityRoot.FirehoseEdge.Cursor == nil {
@@ -850,6 +858,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostConnection.PageInfo(childComplexity), true
+	case "PostConnection.position":
+		if e.ComplexityRoot.PostConnection.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostConnection.Position(childComplexity), true
 
 	case "PostEdge.cursor":
 		if e.ComplexityRoot.PostEdge.Cursor == nil {
@@ -967,7 +981,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64)), true
+		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64), args["afterPosition"].(*string)), true
 	case "Query.firehoseStream":
 		if e.ComplexityRoot.Query.FirehoseStream == nil {
 			break
@@ -1018,7 +1032,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64), args["afterPosition"].(*string)), true
 	case "Query.sources":
 		if e.ComplexityRoot.Query.Sources == nil {
 			break
@@ -1270,10 +1284,23 @@ type Query {
     q: String
     """
     Only items with an id larger than this one, newest first and paged like
-    the list: a poller passes the largest id it has seen and gets exactly
-    what is new. 0 to 9007199254740991.
+    the list. Ids come from the imported data and concurrent writers commit
+    out of order, so an item with a smaller id than one already seen may
+    still appear: to get exactly what is new, poll with ` + "`" + `afterPosition` + "`" + `.
+    0 to 9007199254740991.
     """
     sinceId: Int64
+    """
+    Only items that became visible after this stream position: the
+    ` + "`" + `position` + "`" + ` of an earlier answer of this list with the same filters, or
+    the ` + "`" + `position` + "`" + ` of a stream or subscription item. The page then holds
+    those items newest first in the order they became visible (their stream
+    positions, not their ids), pages forward only (` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + `), and its
+    ` + "`" + `position` + "`" + ` is where the next poll starts: polling so, each answer holds
+    exactly the items that became visible since the one before, none twice
+    and none skipped, whatever their ids and however writers interleave.
+    """
+    afterPosition: String
   ): PostConnection!
 
   "One curated post; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
@@ -1326,10 +1353,23 @@ type Query {
     q: String
     """
     Only items with an id larger than this one, newest first and paged like
-    the list: a poller passes the largest id it has seen and gets exactly
-    what is new. 0 to 9007199254740991.
+    the list. Ids come from the imported data and concurrent writers commit
+    out of order, so an item with a smaller id than one already seen may
+    still appear: to get exactly what is new, poll with ` + "`" + `afterPosition` + "`" + `.
+    0 to 9007199254740991.
     """
     sinceId: Int64
+    """
+    Only items that became visible after this stream position: the
+    ` + "`" + `position` + "`" + ` of an earlier answer of this list with the same filters, or
+    the ` + "`" + `position` + "`" + ` of a stream or subscription item. The page then holds
+    those items newest first in the order they became visible (their stream
+    positions, not their ids), pages forward only (` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + `), and its
+    ` + "`" + `position` + "`" + ` is where the next poll starts: polling so, each answer holds
+    exactly the items that became visible since the one before, none twice
+    and none skipped, whatever their ids and however writers interleave.
+    """
+    afterPosition: String
   ): FirehoseConnection!
 
   "The valid values of the filters."
@@ -1773,6 +1813,15 @@ type PostConnection {
   nodes: [Post!]!
   "Where the page lies in the list."
   pageInfo: PageInfo!
+  """
+  The stream position this page was read at, on first pages of ` + "`" + `posts` + "`" + ` and
+  ` + "`" + `firehose` + "`" + ` (no ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + `; null otherwise): pass it as ` + "`" + `afterPosition` + "`" + ` with the same filters
+  to get exactly the items that became visible since. After an answer
+  without ` + "`" + `afterPosition` + "`" + `, the first such poll may repeat a few of its
+  newest items (those that became visible while it was read); from then on
+  none.
+  """
+  position: String
 }
 
 "A curated post and its cursor."
@@ -1809,6 +1858,15 @@ type FirehoseConnection {
   nodes: [FirehoseMessage!]!
   "Where the page lies in the list."
   pageInfo: PageInfo!
+  """
+  The stream position this page was read at, on first pages of ` + "`" + `posts` + "`" + ` and
+  ` + "`" + `firehose` + "`" + ` (no ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + `; null otherwise): pass it as ` + "`" + `afterPosition` + "`" + ` with the same filters
+  to get exactly the items that became visible since. After an answer
+  without ` + "`" + `afterPosition` + "`" + `, the first such poll may repeat a few of its
+  newest items (those that became visible while it was read); from then on
+  none.
+  """
+  position: String
 }
 
 "A firehose message and its cursor."
@@ -1964,6 +2022,8 @@ func (ec *executionContext) childFields_FirehoseConnection(ctx context.Context, 
 		return ec.fieldContext_FirehoseConnection_nodes(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_FirehoseConnection_pageInfo(ctx, field)
+	case "position":
+		return ec.fieldContext_FirehoseConnection_position(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FirehoseConnection", field.Name)
 }
@@ -2106,6 +2166,8 @@ func (ec *executionContext) childFields_PostConnection(ctx context.Context, fiel
 		return ec.fieldContext_PostConnection_nodes(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_PostConnection_pageInfo(ctx, field)
+	case "position":
+		return ec.fieldContext_PostConnection_position(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostConnection", field.Name)
 }
@@ -2605,6 +2667,14 @@ func (ec *executionContext) field_Query_firehose_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["sinceId"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "afterPosition",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["afterPosition"] = arg11
 	return args, nil
 }
 
@@ -2751,6 +2821,14 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["sinceId"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "afterPosition",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["afterPosition"] = arg9
 	return args, nil
 }
 
@@ -4074,6 +4152,29 @@ func (ec *executionContext) fieldContext_FirehoseConnection_pageInfo(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _FirehoseConnection_position(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseConnection_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseConnection_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseConnection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _FirehoseEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5218,6 +5319,29 @@ func (ec *executionContext) fieldContext_PostConnection_pageInfo(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _PostConnection_position(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostConnection_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostConnection_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostConnection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PostEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PostEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5439,7 +5563,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64), fc.Args["afterPosition"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -5615,7 +5739,7 @@ func (ec *executionContext) _Query_firehose(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64))
+			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64), fc.Args["afterPosition"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FirehoseConnection) graphql.Marshaler {
@@ -7818,6 +7942,11 @@ var firehoseConnectionImplementors = []string{"FirehoseConnection"}
 
 func (ec *executionContext) _FirehoseConnection(ctx context.Context, sel ast.SelectionSet, obj *model.FirehoseConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseConnectionImplementors)
+	if plainSelectionFirehoseConnection(fields) && plainValueFirehoseConnection(fields, obj) {
+		if nested, ok := ec.plainNestedFirehoseConnection(fields); ok && plainNestedValueFirehoseConnection(fields, nested, obj) {
+			return &plainFirehoseConnection{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7839,6 +7968,11 @@ func (ec *executionContext) _FirehoseConnection(ctx context.Context, sel ast.Sel
 		case "pageInfo":
 			out.Values[i] = ec._FirehoseConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._FirehoseConnection_position(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -8375,6 +8509,11 @@ var postConnectionImplementors = []string{"PostConnection"}
 
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PostConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
+	if plainSelectionPostConnection(fields) && plainValuePostConnection(fields, obj) {
+		if nested, ok := ec.plainNestedPostConnection(fields); ok && plainNestedValuePostConnection(fields, nested, obj) {
+			return &plainPostConnection{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -8396,6 +8535,11 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 		case "pageInfo":
 			out.Values[i] = ec._PostConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._PostConnection_position(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -9913,6 +10057,113 @@ func (p *plainEtfSummaryEntry) MarshalGQL(w io.Writer) {
 	}
 }
 
+// plainSelectionFirehoseConnection reports whether every field selected of a FirehoseConnection
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionFirehoseConnection(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "position", "pageInfo":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueFirehoseConnection reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueFirehoseConnection(fields []graphql.CollectedField, obj *model.FirehoseConnection) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainNestedFirehoseConnection collects the sub-selections of the nested plain
+// fields selected of a FirehoseConnection (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedFirehoseConnection(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "pageInfo":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, pageInfoImplementors)
+			if !plainSelectionPageInfo(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueFirehoseConnection reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueFirehoseConnection(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.FirehoseConnection) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "pageInfo":
+			if v := obj.PageInfo; v == nil || !plainValuePageInfo(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainFirehoseConnection writes the selected fields of a FirehoseConnection whose selection
+// is plain.
+type plainFirehoseConnection struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.FirehoseConnection
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainFirehoseConnection) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"FirehoseConnection\""...)
+		case "position":
+			if v := obj.Position; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "pageInfo":
+			w.Write(b)
+			nested := plainPageInfo{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.PageInfo}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
 // plainSelectionFirehoseEdge reports whether every field selected of a FirehoseEdge
 // is plain: read straight from the Go value, never null where the schema
 // forbids it, never deferred.
@@ -10551,6 +10802,113 @@ func (p *plainPost) MarshalGQL(w io.Writer) {
 			}
 		case "username":
 			b = scalar.AppendString(b, obj.Username)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionPostConnection reports whether every field selected of a PostConnection
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionPostConnection(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "position", "pageInfo":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValuePostConnection reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValuePostConnection(fields []graphql.CollectedField, obj *model.PostConnection) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainNestedPostConnection collects the sub-selections of the nested plain
+// fields selected of a PostConnection (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedPostConnection(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "pageInfo":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, pageInfoImplementors)
+			if !plainSelectionPageInfo(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValuePostConnection reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValuePostConnection(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.PostConnection) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "pageInfo":
+			if v := obj.PageInfo; v == nil || !plainValuePageInfo(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainPostConnection writes the selected fields of a PostConnection whose selection
+// is plain.
+type plainPostConnection struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.PostConnection
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainPostConnection) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"PostConnection\""...)
+		case "position":
+			if v := obj.Position; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendString(b, *v)
+			}
+		case "pageInfo":
+			w.Write(b)
+			nested := plainPageInfo{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.PageInfo}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')

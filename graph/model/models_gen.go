@@ -32,6 +32,13 @@ type FirehoseConnection struct {
 	Nodes []db.FirehoseMessage `json:"nodes"`
 	// Where the page lies in the list.
 	PageInfo *PageInfo `json:"pageInfo"`
+	// The stream position this page was read at, on first pages of `posts` and
+	// `firehose` (no `after` or `before`; null otherwise): pass it as `afterPosition` with the same filters
+	// to get exactly the items that became visible since. After an answer
+	// without `afterPosition`, the first such poll may repeat a few of its
+	// newest items (those that became visible while it was read); from then on
+	// none.
+	Position *string `json:"position,omitempty"`
 }
 
 // A firehose message and its cursor.
@@ -104,6 +111,13 @@ type PostConnection struct {
 	Nodes []db.Post `json:"nodes"`
 	// Where the page lies in the list.
 	PageInfo *PageInfo `json:"pageInfo"`
+	// The stream position this page was read at, on first pages of `posts` and
+	// `firehose` (no `after` or `before`; null otherwise): pass it as `afterPosition` with the same filters
+	// to get exactly the items that became visible since. After an answer
+	// without `afterPosition`, the first such poll may repeat a few of its
+	// newest items (those that became visible while it was read); from then on
+	// none.
+	Position *string `json:"position,omitempty"`
 }
 
 // A curated post and its cursor.
