@@ -690,6 +690,9 @@ type EtfMeta struct {
 	// ApiVersion The API version, `v1`.
 	ApiVersion EtfMetaApiVersion `json:"api_version"`
 
+	// Position On first pages (no `cursor`) of `/v1/posts` and `/v1/firehose` only: the stream position the page was read at. Pass it as `after`, with the same filters, to get exactly the items that became visible since: each such answer gives the next position. After an answer without `after`, the first such poll may repeat a few of its newest items (those that became visible while it was read); from then on none. Not covered by the `ETag` (it moves with every write to the database, whatever the list shows); an older position is as exact a start.
+	Position *string `json:"position,omitempty"`
+
 	// RequestId Unique id of the response, also in the `X-Request-Id` header.
 	RequestId string `json:"request_id"`
 
@@ -955,6 +958,9 @@ type Meta struct {
 	// ApiVersion The API version, `v1`.
 	ApiVersion MetaApiVersion `json:"api_version"`
 
+	// Position On first pages (no `cursor`) of `/v1/posts` and `/v1/firehose` only: the stream position the page was read at. Pass it as `after`, with the same filters, to get exactly the items that became visible since: each such answer gives the next position. After an answer without `after`, the first such poll may repeat a few of its newest items (those that became visible while it was read); from then on none. Not covered by the `ETag` (it moves with every write to the database, whatever the list shows); an older position is as exact a start.
+	Position *string `json:"position,omitempty"`
+
 	// RequestId Unique id of the response, also in the `X-Request-Id` header.
 	RequestId string `json:"request_id"`
 
@@ -1073,6 +1079,9 @@ type SourcesResponse struct {
 
 // Tier The tier of an API key.
 type Tier string
+
+// After defines model for After.
+type After = string
 
 // Asset Examples: BTC, btc,eth
 type Asset = string
@@ -1326,8 +1335,11 @@ type ListFirehoseParams struct {
 	// Q Full-text search of the title, body and AI summary together (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
 	Q *FirehoseQuery `form:"q,omitempty" json:"q,omitempty"`
 
-	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound). Ids come from the imported data and concurrent writers commit out of order, so an item with a smaller `id` than one already seen may still appear later and is then missed: to get exactly what is new, poll with `after`. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
 	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
+
+	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
@@ -1365,8 +1377,11 @@ type HeadListFirehoseParams struct {
 	// Q Full-text search of the title, body and AI summary together (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
 	Q *FirehoseQuery `form:"q,omitempty" json:"q,omitempty"`
 
-	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound). Ids come from the imported data and concurrent writers commit out of order, so an item with a smaller `id` than one already seen may still appear later and is then missed: to get exactly what is new, poll with `after`. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
 	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
+
+	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
@@ -1391,6 +1406,12 @@ type StreamFirehoseParams struct {
 
 	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
 	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the title, body and AI summary together (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *FirehoseQuery `form:"q,omitempty" json:"q,omitempty"`
 
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
@@ -1449,8 +1470,11 @@ type ListPostsParams struct {
 	// Q Full-text search of the body (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
 	Q *PostQuery `form:"q,omitempty" json:"q,omitempty"`
 
-	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound). Ids come from the imported data and concurrent writers commit out of order, so an item with a smaller `id` than one already seen may still appear later and is then missed: to get exactly what is new, poll with `after`. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
 	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
+
+	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
@@ -1482,8 +1506,11 @@ type HeadListPostsParams struct {
 	// Q Full-text search of the body (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
 	Q *PostQuery `form:"q,omitempty" json:"q,omitempty"`
 
-	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound): a poller passes the largest `id` it has seen and walks the pages to get exactly what is new. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
+	// SinceId Only items with an `id` larger than this one, newest first and paginated like the list (the cursor keeps the bound). Ids come from the imported data and concurrent writers commit out of order, so an item with a smaller `id` than one already seen may still appear later and is then missed: to get exactly what is new, poll with `after`. An integer from 0 to 9007199254740991; else 400 naming `since_id`.
 	SinceId *SinceID `form:"since_id,omitempty" json:"since_id,omitempty"`
+
+	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
+	After *After `form:"after,omitempty" json:"after,omitempty"`
 
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
@@ -1502,6 +1529,12 @@ type StreamPostsParams struct {
 
 	// Since Only items created at or after this instant (inclusive): an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day. The pattern gives the shape; a value of that shape that is not a real instant (month 13, offset +24:00) also gives 400.
 	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the body (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *PostQuery `form:"q,omitempty" json:"q,omitempty"`
 
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
@@ -1940,7 +1973,7 @@ type ClientInterface interface {
 
 	// StreamFirehose Stream new firehose messages (SSE)
 	//
-	// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 	//
 	// Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
 	StreamFirehose(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1989,7 +2022,7 @@ type ClientInterface interface {
 
 	// StreamPosts Stream new curated posts (SSE)
 	//
-	// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 	//
 	// Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
 	StreamPosts(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2318,7 +2351,7 @@ func (c *Client) HeadListFirehose(ctx context.Context, params *HeadListFirehoseP
 
 // StreamFirehose Stream new firehose messages (SSE)
 //
-// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 //
 // Corresponds with GET /v1/firehose/stream (the `StreamFirehose` operationId).
 func (c *Client) StreamFirehose(ctx context.Context, params *StreamFirehoseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2437,7 +2470,7 @@ func (c *Client) HeadListPosts(ctx context.Context, params *HeadListPostsParams,
 
 // StreamPosts Stream new curated posts (SSE)
 //
-// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 //
 // Corresponds with GET /v1/posts/stream (the `StreamPosts` operationId).
 func (c *Client) StreamPosts(ctx context.Context, params *StreamPostsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3588,6 +3621,18 @@ func NewListFirehoseRequest(server string, params *ListFirehoseParams) (*http.Re
 
 		}
 
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeSummary != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -3765,6 +3810,18 @@ func NewHeadListFirehoseRequest(server string, params *HeadListFirehoseParams) (
 
 		}
 
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeSummary != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -3873,6 +3930,30 @@ func NewStreamFirehoseRequest(server string, params *StreamFirehoseParams) (*htt
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4215,6 +4296,18 @@ func NewListPostsRequest(server string, params *ListPostsParams) (*http.Request,
 
 		}
 
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeBody != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -4380,6 +4473,18 @@ func NewHeadListPostsRequest(server string, params *HeadListPostsParams) (*http.
 
 		}
 
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeBody != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -4476,6 +4581,30 @@ func NewStreamPostsRequest(server string, params *StreamPostsParams) (*http.Requ
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4985,7 +5114,7 @@ type ClientWithResponsesInterface interface {
 
 	// StreamFirehoseWithResponse Stream new firehose messages (SSE)
 	//
-	// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5048,7 +5177,7 @@ type ClientWithResponsesInterface interface {
 
 	// StreamPostsWithResponse Stream new curated posts (SSE)
 	//
-	// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+	// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10039,7 +10168,7 @@ func (c *ClientWithResponses) HeadListFirehoseWithResponse(ctx context.Context, 
 
 // StreamFirehoseWithResponse Stream new firehose messages (SSE)
 //
-// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+// New firehose messages as Server-Sent Events, with the filters of `/v1/firehose`; with `since`, first every message created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10144,7 +10273,7 @@ func (c *ClientWithResponses) HeadListPostsWithResponse(ctx context.Context, par
 
 // StreamPostsWithResponse Stream new curated posts (SSE)
 //
-// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams of a key are limited by tier (per replica; over it 429 before the stream starts).
+// New curated posts as Server-Sent Events, with the filters of `/v1/posts`; with `since`, first every post created since then. Each stream counts once against the key's rate limit when it opens; the open streams and GraphQL subscriptions of a key together are limited by tier (per replica; over it 429 before the stream starts).
 //
 // Returns a wrapper object for the known response body format(s).
 //
