@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 // TestGraphiQLIsSelfContained checks that every script and stylesheet the
@@ -74,6 +77,24 @@ func chromium() string {
 	return ""
 }
 
+// headlessChromium starts bin for t and returns its allocator and how long
+// a page may take.
+func headlessChromium(t *testing.T, bin string) (context.Context, time.Duration) {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	// Seconds, not a bound on speed: a cold Chromium on a busy machine is slow.
+	timeout := 2 * time.Minute
+	if d, ok := t.Deadline(); ok && time.Until(d) < timeout {
+		timeout = time.Until(d) - 5*time.Second
+	}
+	return allocCtx, timeout
+}
+
 // TestGraphiQLInABrowser opens the page in headless Chromium, as a user
 // would: it enters an internal key and checks that GraphiQL renders and that
 // its Docs pane lists the schema's Query type, with no "Re-fetch schema"
@@ -85,18 +106,7 @@ func TestGraphiQLInABrowser(t *testing.T) {
 	}
 	t.Parallel()
 	a := newAPI(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	// Seconds, not a bound on speed: a cold Chromium on a busy machine is slow.
-	timeout := 2 * time.Minute
-	if d, ok := t.Deadline(); ok && time.Until(d) < timeout {
-		timeout = time.Until(d) - 5*time.Second
-	}
+	allocCtx, timeout := headlessChromium(t, bin)
 
 	tests := []struct {
 		name, key string
@@ -151,5 +161,65 @@ func TestGraphiQLInABrowser(t *testing.T) {
 				t.Fatalf("%v; page:\n%.2000s", err, html)
 			}
 		})
+	}
+}
+
+// TestGraphiQLRunsSubscriptions: the README's subscription example, run in
+// GraphiQL in a real browser, shows the items written while it runs: the
+// page gives GraphiQL the websocket's address and the key for its
+// connection_init.
+func TestGraphiQLRunsSubscriptions(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM")
+	}
+	t.Parallel()
+	hub := live.NewHub()
+	a := newAPI(t, withLive(live.Config{Hub: hub}))
+	allocCtx, timeout := headlessChromium(t, bin)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	defer cancelTimeout()
+	const subscription = `subscription { firehoseMessageAdded(pane: crypto) { id source title createdAt } }`
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(a.srv.URL+"/graphql"),
+		chromedp.WaitVisible(chromedp.ID("key")),
+		chromedp.SendKeys(chromedp.ID("key"), a.intern),
+		chromedp.Click(chromedp.CSS(`#key-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(".graphiql-query-editor .CodeMirror")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(".graphiql-query-editor .CodeMirror").CodeMirror.setValue(`+
+			strconv.Quote(subscription)+`)`),
+	)
+	if err == nil {
+		// GraphiQL parses an edit a moment later, and runs what it parsed
+		// last; it stores the tab's query once it has.
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](`localStorage.getItem("graphiql:query") === `+strconv.Quote(subscription)))
+	}
+	if err == nil {
+		err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".graphiql-execute-button")))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written until the page shows one: the subscription starts at the end
+	// of the stream as it is when its websocket has subscribed.
+	shown := func() bool {
+		text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".graphiql-response")))
+		return err == nil && strings.Contains(text, "9400")
+	}
+	for i := 0; !shown(); i++ {
+		if ctx.Err() != nil {
+			t.Fatal("no item in GraphiQL's response pane")
+		}
+		if _, err := a.bdb.ExecContext(ctx, `INSERT INTO firehose_messages (id, pane, source, title, important, created_at)
+			VALUES (?, 'crypto', 'browser', 'live in GraphiQL', false, now())`, 9400000+i); err != nil {
+			t.Fatal(err)
+		}
+		hub.Publish(live.KindFirehose)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
