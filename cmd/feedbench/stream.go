@@ -444,7 +444,18 @@ func (b *streamBench) subscription(ctx context.Context, opened *sync.WaitGroup, 
 				} `json:"data"`
 			} `json:"payload"`
 		}
-		if json.Unmarshal(m, &msg) == nil && msg.Type == "next" {
+		if json.Unmarshal(m, &msg) != nil {
+			continue
+		}
+		if msg.Type == "ping" {
+			// A client that does not answer the server's pings is taken
+			// for dead.
+			if err := send(map[string]any{"type": "pong"}); err != nil {
+				return nil
+			}
+			continue
+		}
+		if msg.Type == "next" {
 			if i := msg.Payload.Data.PostAdded.ID - firstID; i >= 0 && i < int64(len(at)) {
 				at[i] = time.Now()
 				got.Add(1)
