@@ -438,7 +438,7 @@ func oaGraphQL(method string, params []*oaParameter, body *oaRequestBody) *oaOpe
 	rs := oaWithErrors(map[string]*oaResponse{
 		"200": graphQL("The GraphQL response; errors of execution are in `errors`, with `extensions.code` set to the REST codes. A response over the size cap (4 MiB unless the deployment sets another) is replaced by one `bad_request` error that names the cap, without `data`; it is never truncated."),
 		"400": graphQL("The request could not be read (bad JSON, undecodable variables, unsupported content type), or, with `Accept: application/graphql-response+json`, the query was refused before execution."),
-		"422": graphQL("The query did not parse, failed validation, or is over the complexity, depth or token limits; nothing was executed."),
+		"422": graphQL("The query did not parse, failed validation, is over the complexity, depth or token limits, or is a subscription sent where none can run (a GET, or a POST without `Accept: text/event-stream`: subscriptions run over the websocket, protocol `graphql-transport-ws`, or that SSE transport); nothing was executed."),
 		"500": {Description: "A server-side fault, as the error envelope or, when it happened during execution, as a GraphQL response.",
 			Headers: oaHeaders("X-Request-Id"),
 			Content: oaJSONContent(&oaSchema{AnyOf: []*oaSchema{oaRef("ErrorEnvelope"), oaRef("GraphQLResponse")}})},
