@@ -2,10 +2,16 @@ package rest
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/live"
 )
 
@@ -221,5 +228,91 @@ func TestGraphiQLRunsSubscriptions(t *testing.T) {
 		}
 		hub.Publish(live.KindFirehose)
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestEventSourceInABrowser: the README's EventSource example, in headless
+// Chromium behind a same-origin proxy that adds the key (a browser cannot
+// send a bearer header on an EventSource): the page receives the posts
+// written while it listens, and after the proxy cuts its connection it
+// reconnects by itself with Last-Event-ID and receives what was written
+// meanwhile, none twice.
+func TestEventSourceInABrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM")
+	}
+	t.Parallel()
+	hub := live.NewHub()
+	a := newAPI(t, withLive(live.Config{Hub: hub}))
+	key := a.newKey(db.TierFree)
+	target, _ := url.Parse(a.srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	const page = `<!doctype html><title>es</title><pre id="log"></pre><script>
+const es = new EventSource("/v1/posts/stream?source=Browser");
+es.addEventListener("post", (e) => { document.getElementById("log").textContent += JSON.parse(e.data).id + "\n"; });
+</script>`
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, page)
+			return
+		}
+		r.Header.Set("Authorization", "Bearer "+key)
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+
+	allocCtx, timeout := headlessChromium(t, bin)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	defer cancelTimeout()
+	if err := chromedp.Do(ctx, chromedp.Navigate(front.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	shown := func(id int64) error {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.getElementById("log").textContent.includes("%d")`, id)))
+		return err
+	}
+	write := func(id int64) {
+		if _, err := a.bdb.ExecContext(ctx, `INSERT INTO posts (id, source, username, body, created_at) VALUES (?, 'Browser', 'b', 'b', now())`, id); err != nil {
+			t.Fatal(err)
+		}
+		hub.Publish(live.KindPosts)
+	}
+	// Written until the page shows one: the stream starts at the end of
+	// the posts as they are when it opens.
+	id := int64(9_500_000)
+	for ; ; id++ {
+		write(id)
+		sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		_, err := chromedp.Run(sctx, chromedp.Poll[bool](fmt.Sprintf(`document.getElementById("log").textContent.includes("%d")`, id)))
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the page shows no post")
+		}
+	}
+	// The proxy's connection to the browser is cut; posts written while
+	// the page reconnects reach it once it has.
+	front.CloseClientConnections()
+	write(id + 1)
+	write(id + 2)
+	if err := shown(id + 2); err != nil {
+		t.Fatalf("after the cut: %v", err)
+	}
+	log, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(log)
+	if last := lines[len(lines)-3:]; !slices.Equal(last, []string{fmt.Sprint(id), fmt.Sprint(id + 1), fmt.Sprint(id + 2)}) {
+		t.Errorf("the page's last posts %v, want %d, %d, %d once each, in order", last, id, id+1, id+2)
 	}
 }
