@@ -111,27 +111,52 @@ func positionInfo(afterConn string, pp positionPage, n int, firstPos, lastPos fu
 	return info
 }
 
+// afterRead is a page read after a stream position: its rows, their
+// cursors (when edges are selected), its page information and position.
+type afterRead[T any] struct {
+	rows     []T
+	cursors  []string
+	info     *model.PageInfo
+	position *string
+}
+
+// readAfter reads the rows of kind that became visible after afterPosition
+// with read, charging their texts to the operation.
+func readAfter[T any](ctx context.Context, r *Resolver, kind, streamConn, afterConn string, a pageArgs, afterPosition string,
+	read func(context.Context, db.StreamRange) ([]T, bool, error), pos func(*T) int64, texts map[string]func(*T) int) (afterRead[T], error) {
+	pp, err := r.positionArgs(ctx, kind, streamConn, afterConn, a, afterPosition)
+	if err != nil {
+		return afterRead[T]{}, err
+	}
+	rows, more, err := read(ctx, pp.rg)
+	if err != nil {
+		return afterRead[T]{}, err
+	}
+	if err := chargeItems(ctx, rows, texts); err != nil {
+		return afterRead[T]{}, err
+	}
+	out := afterRead[T]{rows: rows, position: encodePosition(streamConn, pp.position),
+		info: positionInfo(afterConn, pp, len(rows), func() int64 { return pos(&rows[0]) }, func() int64 { return pos(&rows[len(rows)-1]) }, more)}
+	if selects(ctx, "edges") {
+		out.cursors = make([]string, len(rows))
+		for i := range rows {
+			out.cursors[i] = cursor.Encode(afterConn, pos(&rows[i]))
+		}
+	}
+	return out, nil
+}
+
 // postsAfter reads the posts that became visible after afterPosition.
 func (r *Resolver) postsAfter(ctx context.Context, f db.PostFilter, a pageArgs, afterPosition string) (*model.PostConnection, error) {
-	pp, err := r.positionArgs(ctx, live.KindPosts, connPostStream, connPostsAfter, a, afterPosition)
+	res, err := readAfter(ctx, r, live.KindPosts, connPostStream, connPostsAfter, a, afterPosition,
+		func(ctx context.Context, rg db.StreamRange) ([]db.Post, bool, error) { return r.store.StreamPosts(ctx, f, rg) },
+		func(p *db.Post) int64 { return p.StreamPos }, postTexts)
 	if err != nil {
 		return nil, err
 	}
-	rows, more, err := r.store.StreamPosts(ctx, f, pp.rg)
-	if err != nil {
-		return nil, err
-	}
-	if err := chargeItems(ctx, rows, postTexts); err != nil {
-		return nil, err
-	}
-	c := &model.PostConnection{Nodes: rows, Position: encodePosition(connPostStream, pp.position),
-		PageInfo: positionInfo(connPostsAfter, pp, len(rows),
-			func() int64 { return rows[0].StreamPos }, func() int64 { return rows[len(rows)-1].StreamPos }, more)}
-	if selects(ctx, "edges") {
-		c.Edges = make([]model.PostEdge, len(rows))
-		for i := range rows {
-			c.Edges[i] = model.PostEdge{Cursor: cursor.Encode(connPostsAfter, rows[i].StreamPos), Node: &rows[i]}
-		}
+	c := &model.PostConnection{Nodes: res.rows, PageInfo: res.info, Position: res.position}
+	for i, cur := range res.cursors {
+		c.Edges = append(c.Edges, model.PostEdge{Cursor: cur, Node: &res.rows[i]})
 	}
 	return c, nil
 }
@@ -139,25 +164,17 @@ func (r *Resolver) postsAfter(ctx context.Context, f db.PostFilter, a pageArgs, 
 // firehoseAfter reads the firehose messages that became visible after
 // afterPosition.
 func (r *Resolver) firehoseAfter(ctx context.Context, f db.FirehoseFilter, a pageArgs, afterPosition string) (*model.FirehoseConnection, error) {
-	pp, err := r.positionArgs(ctx, live.KindFirehose, connFirehoseStream, connFirehoseAfter, a, afterPosition)
+	res, err := readAfter(ctx, r, live.KindFirehose, connFirehoseStream, connFirehoseAfter, a, afterPosition,
+		func(ctx context.Context, rg db.StreamRange) ([]db.FirehoseMessage, bool, error) {
+			return r.store.StreamFirehose(ctx, f, rg)
+		},
+		func(m *db.FirehoseMessage) int64 { return m.StreamPos }, firehoseTexts)
 	if err != nil {
 		return nil, err
 	}
-	rows, more, err := r.store.StreamFirehose(ctx, f, pp.rg)
-	if err != nil {
-		return nil, err
-	}
-	if err := chargeItems(ctx, rows, firehoseTexts); err != nil {
-		return nil, err
-	}
-	c := &model.FirehoseConnection{Nodes: rows, Position: encodePosition(connFirehoseStream, pp.position),
-		PageInfo: positionInfo(connFirehoseAfter, pp, len(rows),
-			func() int64 { return rows[0].StreamPos }, func() int64 { return rows[len(rows)-1].StreamPos }, more)}
-	if selects(ctx, "edges") {
-		c.Edges = make([]model.FirehoseEdge, len(rows))
-		for i := range rows {
-			c.Edges[i] = model.FirehoseEdge{Cursor: cursor.Encode(connFirehoseAfter, rows[i].StreamPos), Node: &rows[i]}
-		}
+	c := &model.FirehoseConnection{Nodes: res.rows, PageInfo: res.info, Position: res.position}
+	for i, cur := range res.cursors {
+		c.Edges = append(c.Edges, model.FirehoseEdge{Cursor: cur, Node: &res.rows[i]})
 	}
 	return c, nil
 }

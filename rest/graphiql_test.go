@@ -102,6 +102,21 @@ func headlessChromium(t *testing.T, bin string) (context.Context, time.Duration)
 	return allocCtx, timeout
 }
 
+// browserTab opens a tab of a headless Chromium of its own for t, with the
+// time a page may take.
+func browserTab(t *testing.T, bin string) context.Context {
+	allocCtx, timeout := headlessChromium(t, bin)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	// The first Run starts the tab; its context must not time out.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
 // TestGraphiQLInABrowser opens the page in headless Chromium, as a user
 // would: it enters an internal key and checks that GraphiQL renders and that
 // its Docs pane lists the schema's Query type, with no "Re-fetch schema"
@@ -183,14 +198,7 @@ func TestGraphiQLRunsSubscriptions(t *testing.T) {
 	t.Parallel()
 	hub := live.NewHub()
 	a := newAPI(t, withLive(live.Config{Hub: hub}))
-	allocCtx, timeout := headlessChromium(t, bin)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	defer cancelTimeout()
+	ctx := browserTab(t, bin)
 	const subscription = `subscription { firehoseMessageAdded(pane: crypto) { id source title createdAt } }`
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(a.srv.URL+"/graphql"),
@@ -263,14 +271,7 @@ es.addEventListener("post", (e) => { document.getElementById("log").textContent 
 	}))
 	defer front.Close()
 
-	allocCtx, timeout := headlessChromium(t, bin)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	defer cancelTimeout()
+	ctx := browserTab(t, bin)
 	if err := chromedp.Do(ctx, chromedp.Navigate(front.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
