@@ -149,7 +149,9 @@ func readAfter[T any](ctx context.Context, r *Resolver, kind, streamConn, afterC
 // postsAfter reads the posts that became visible after afterPosition.
 func (r *Resolver) postsAfter(ctx context.Context, f db.PostFilter, a pageArgs, afterPosition string) (*model.PostConnection, error) {
 	res, err := readAfter(ctx, r, live.KindPosts, connPostStream, connPostsAfter, a, afterPosition,
-		func(ctx context.Context, rg db.StreamRange) ([]db.Post, bool, error) { return r.store.StreamPosts(ctx, f, rg) },
+		func(ctx context.Context, rg db.StreamRange) ([]db.Post, bool, error) {
+			return r.store.StreamPosts(ctx, f, rg)
+		},
 		func(p *db.Post) int64 { return p.StreamPos }, postTexts)
 	if err != nil {
 		return nil, err
