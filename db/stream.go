@@ -83,6 +83,11 @@ func streamTable(kind string) (string, error) {
 type StreamRange struct {
 	After, Bound int64
 	Limit        int
+	// MaxBytes, when positive, bounds the long texts the read holds, as
+	// Page.MaxBytes does: the read ends early, with more rows to follow,
+	// once the next row would take them over it, and a first row alone
+	// over it is a *TooLargeError.
+	MaxBytes int64
 }
 
 // StreamStart returns the position just before the first row created at or
@@ -116,14 +121,19 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 		q.add(" AND p.created_at >= ?", clampTime(f.Since))
 	}
 	q.add(" ORDER BY p.stream_pos LIMIT ?", r.Limit+1)
-	rows, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
+	q = s.boundBytes(q, postType, f.Omit, []string{"stream_pos"}, "stream_pos", r.MaxBytes)
+	rows, sizes, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("stream posts: %w", err)
+	}
+	rows, cut, err := cutBySize(rows, sizes, r.MaxBytes, postID)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream posts: %w", err)
 	}
 	if len(rows) > r.Limit {
 		return rows[:r.Limit], true, nil
 	}
-	return rows, false, nil
+	return rows, cut, nil
 }
 
 // StreamFirehose returns the firehose messages of r matching f (Since
@@ -144,12 +154,17 @@ func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRa
 		q.add(" AND m.created_at >= ?", clampTime(f.Since))
 	}
 	q.add(" ORDER BY m.stream_pos LIMIT ?", r.Limit+1)
-	rows, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
+	q = s.boundBytes(q, firehoseType, f.Omit, []string{"stream_pos"}, "stream_pos", r.MaxBytes)
+	rows, sizes, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("stream firehose: %w", err)
+	}
+	rows, cut, err := cutBySize(rows, sizes, r.MaxBytes, messageID)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream firehose: %w", err)
 	}
 	if len(rows) > r.Limit {
 		return rows[:r.Limit], true, nil
 	}
-	return rows, false, nil
+	return rows, cut, nil
 }

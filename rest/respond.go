@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zeebo/xxh3"
 )
@@ -102,10 +103,31 @@ func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, b
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method != http.MethodHead {
+		// The server's WriteTimeout counts from the request's headers, so
+		// that time spent building the answer would come out of the time
+		// to send it: give the body a deadline of its own, by its size.
+		// Not supported (a test's recorder): the server's timeout holds.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTime(len(body))))
+	}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body) // the client went away; nothing to do
 	}
+}
+
+// Sending a body: at least minWriteTime, and the time to send it at
+// minWriteRate. A client slower than that has its connection closed: it
+// then holds fewer bytes than Content-Length, never a short body it could
+// take for whole.
+const (
+	minWriteTime = 30 * time.Second
+	minWriteRate = 64 << 10 // bytes per second
+)
+
+// writeTime is how long a body of n bytes may take to send.
+func writeTime(n int) time.Duration {
+	return minWriteTime + time.Duration(n)*time.Second/minWriteRate
 }
 
 // headers sets the headers of a JSON answer of n bytes (before gzip) and

@@ -156,6 +156,9 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Graph.Store == nil {
 		return nil, errors.New("rest: Config.Graph.Store is required")
 	}
+	if n := cfg.Graph.Limits.MaxPageBytes; n != 0 && n < graph.MinPageBytes {
+		return nil, fmt.Errorf("rest: the page limit of %d bytes is below the least, %d", n, graph.MinPageBytes)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -236,6 +239,9 @@ func New(cfg Config) (http.Handler, error) {
 	docs, err := prepare(schema.Schema(), sources, names)
 	if err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
+	}
+	for i := range s.endpoints {
+		s.endpoints[i].toggles = fieldToggles(docs[sources[s.endpoints[i].query]], s.endpoints[i].params)
 	}
 	exec := executor.New(schema)
 	graph.ConfigureExecutor(exec, cfg.Graph)
