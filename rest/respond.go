@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,12 +137,25 @@ func (s *server) headers(w http.ResponseWriter, r *http.Request, n int, cacheCon
 	h := w.Header()
 	h["Content-Type"] = []string{contentType}
 	h["Cache-Control"] = []string{cacheControl}
-	h["Vary"] = varyAcceptEncoding
+	setVary(h)
 	return n >= gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
 }
 
 // varyAcceptEncoding is the Vary header of every answer (never modified).
 var varyAcceptEncoding = []string{"Accept-Encoding"}
+
+// setVary adds Accept-Encoding to the answer's Vary, after what the CORS
+// handler put there (Origin, on every answer when origins are allowed):
+// an answer depends on both.
+func setVary(h http.Header) {
+	v := h["Vary"]
+	switch {
+	case len(v) == 0:
+		h["Vary"] = varyAcceptEncoding
+	case !slices.Contains(v, "Accept-Encoding"):
+		h["Vary"] = append(v[:len(v):len(v)], "Accept-Encoding")
+	}
+}
 
 // notModified sets the ETag of the representation whose hash is tag (the
 // gzipped one when zip) and, when If-None-Match names it, answers 304 and

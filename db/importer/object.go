@@ -321,7 +321,11 @@ func (o *object) money(name string) db.Money {
 		}
 	}
 	m, err := db.ParseMoney(s)
-	if err != nil {
+	switch {
+	case errors.Is(err, db.ErrMoneyRange):
+		o.fail(name, "is too large: at most %d digits before the point (±%s.99)", db.MaxMoneyDigits, strings.Repeat("9", db.MaxMoneyDigits))
+		return 0
+	case err != nil:
 		o.fail(name, "must be a decimal amount with at most two decimals and no exponent")
 		return 0
 	}
