@@ -23,11 +23,13 @@ import (
 
 // textColumn is a long text column of a model, with the SQL expression
 // (on the alias %[1]s) of the bytes the API writes for it: octet_length of
-// a text reads the stored length without detoasting the value; raw's JSON
-// text has to be written out to be measured. mask is what a row over the
-// budget reads instead of the column.
+// a text reads the stored length without detoasting the value (no cost);
+// raw's JSON text has to be written out to be measured (costly: about as
+// much work as sending it). mask is what a row over the budget reads
+// instead of the column.
 type textColumn struct {
 	name, measure, mask string
+	costly              bool
 }
 
 // textColumns are the long texts of each model that a bounded read counts.
@@ -36,15 +38,15 @@ type textColumn struct {
 // shows.
 var textColumns = map[reflect.Type][]textColumn{
 	postType: {
-		{"raw", "octet_length(%[1]s.raw::text)", "'{}'::jsonb"},
-		{"body", "octet_length(%[1]s.body)", "''"},
+		{"raw", "octet_length(%[1]s.raw::text)", "'{}'::jsonb", true},
+		{"body", "octet_length(%[1]s.body)", "''", false},
 	},
 	firehoseType: {
-		{"summary_ai", "coalesce(octet_length(%[1]s.summary_ai), 0)", "NULL"},
-		{"body", "coalesce(octet_length(%[1]s.body), 0)", "NULL"},
+		{"summary_ai", "coalesce(octet_length(%[1]s.summary_ai), 0)", "NULL", false},
+		{"body", "coalesce(octet_length(%[1]s.body), 0)", "NULL", false},
 	},
 	briefType: {
-		{"content", "octet_length(%[1]s.content)", "''"},
+		{"content", "octet_length(%[1]s.content)", "''", false},
 	},
 }
 
@@ -83,47 +85,74 @@ func (e *TooLargeError) Error() string {
 
 // boundBytes returns q, a statement over model reading every column but
 // omit, and then the columns extra, in the order order (a column and
-// direction, e.g. "id DESC"),
-// wrapped so that it returns its rows only while their long texts add up
-// to at most max, and the first row beyond that, if any, with its long
-// texts replaced by their masks: the caller tells it by its running total.
-// Each row ends with _bytes (its long texts' bytes) and _sum (the running
-// total up to it). Without a budget (max <= 0), or with no long text read,
-// q is returned as it is.
+// direction, e.g. "id DESC"), wrapped so that it returns its rows only
+// while their long texts add up to at most max, and the first row beyond
+// that, if any, with its long texts replaced by their masks: the caller
+// tells it by its running total. Each row ends with _bytes (its long
+// texts' bytes) and _sum (the running total up to it). Without a budget
+// (max <= 0), or with no long text read, q is returned as it is.
+//
+// When the measures cost nothing (text columns), a window adds them up
+// over the page's rows. When one is costly (raw), a recursive walk
+// measures the rows one by one and stops at the first beyond the budget,
+// so that the work, like what is sent, follows the budget and not the
+// page's limit: a page of a hundred payloads of a megabyte measures five,
+// not a hundred.
 func (s *Store) boundBytes(q *sqlBuilder, model reflect.Type, omit, extra []string, order string, max int64) *sqlBuilder {
 	var measure []string
 	masked := map[string]string{}
+	costly := false
 	for _, c := range textColumns[model] {
 		if slices.Contains(omit, c.name) {
 			continue
 		}
-		measure = append(measure, fmt.Sprintf(c.measure, "z"))
+		measure = append(measure, fmt.Sprintf(c.measure, "y"))
 		masked[c.name] = c.mask
+		costly = costly || c.costly
 	}
 	if max <= 0 || len(measure) == 0 {
 		return q
 	}
 	m := strconv.FormatInt(max, 10)
-	var cols strings.Builder
-	for i, c := range strings.Split(s.columns(model, "", omit), ", ") {
-		if i > 0 {
-			cols.WriteString(", ")
+	// cols is the select list: the columns of the rows (alias row), the
+	// long ones masked beyond the budget, then the sizes (alias w).
+	cols := func(row string) string {
+		var b strings.Builder
+		for i, c := range strings.Split(s.columns(model, "", omit), ", ") {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if mask, ok := masked[strings.Trim(c, `"`)]; ok {
+				b.WriteString("CASE WHEN w._sum <= " + m + " THEN " + row + "." + c + " ELSE " + mask + " END AS " + c)
+			} else {
+				b.WriteString(row + "." + c)
+			}
 		}
-		if mask, ok := masked[strings.Trim(c, `"`)]; ok {
-			cols.WriteString("CASE WHEN w._sum <= " + m + " THEN w." + c + " ELSE " + mask + " END AS " + c)
-		} else {
-			cols.WriteString("w." + c)
+		for _, c := range extra {
+			b.WriteString(", " + row + "." + c)
 		}
+		return b.String() + ", w._bytes, w._sum"
 	}
-	for _, c := range extra {
-		cols.WriteString(", w." + c)
-	}
+	sum := strings.Join(measure, " + ")
 	out := &sqlBuilder{boundWindow: q.boundWindow, sourceGroups: q.sourceGroups, sourceWalk: q.sourceWalk, columns: q.columns}
-	out.add("SELECT " + cols.String() + ", w._bytes, w._sum FROM (SELECT z.*, b._bytes, sum(b._bytes) OVER (ORDER BY z." +
-		order + " ROWS UNBOUNDED PRECEDING) AS _sum FROM (\n")
+	if !costly {
+		out.add("SELECT " + cols("w") + " FROM (SELECT y.*, b._bytes, sum(b._bytes) OVER (ORDER BY y." + order +
+			" ROWS UNBOUNDED PRECEDING) AS _sum FROM (\n")
+		out.add(q.String(), q.args...)
+		out.add("\n) y CROSS JOIN LATERAL (SELECT " + sum + " AS _bytes) b) w WHERE w._sum - w._bytes <= " + m +
+			" ORDER BY w." + order)
+		return out
+	}
+	// The rows stay as read (long values not fetched) until sent; each step
+	// measures the next row while the total so far is within the budget.
+	out.add("WITH RECURSIVE rows AS MATERIALIZED (SELECT z.*, row_number() OVER (ORDER BY z." + order + ") AS _n FROM (\n")
 	out.add(q.String(), q.args...)
-	out.add("\n) z CROSS JOIN LATERAL (SELECT " + strings.Join(measure, " + ") + " AS _bytes) b) w WHERE w._sum - w._bytes <= " + m +
-		" ORDER BY w." + order)
+	out.add("\n) z),\nsizes AS (SELECT y._n, b._bytes, b._bytes AS _sum FROM rows y" +
+		" CROSS JOIN LATERAL (SELECT (" + sum + ")::bigint AS _bytes) b WHERE y._n = 1\n" +
+		"UNION ALL\nSELECT y._n, b._bytes, w._sum + b._bytes FROM sizes w" +
+		" CROSS JOIN LATERAL (SELECT * FROM rows r WHERE r._n = w._n + 1 LIMIT 1) y" +
+		" CROSS JOIN LATERAL (SELECT (" + sum + ")::bigint AS _bytes) b WHERE w._sum <= " + m + ")\n")
+	out.add("SELECT " + cols("y") + " FROM rows y JOIN sizes w ON w._n = y._n ORDER BY y._n")
 	return out
 }
 
