@@ -164,9 +164,10 @@ type ItemTooLargeError struct {
 	ID    int64
 	Bytes int64 // the bytes of its long texts
 	Max   int64 // the budget
-	// Fields are the optional fields (GraphQL names) that were asked for
-	// and counted, in the order of the model's optional columns (the
-	// usually largest first).
+	// Fields are the fields (GraphQL names) of the long texts that were
+	// asked for and counted: for a list, the optional ones in the order
+	// of the model's optional columns (the usually largest first); for a
+	// single item, in the order of the selection.
 	Fields []string
 }
 

@@ -278,7 +278,7 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.RefusalLogInterval = DefaultRefusalLogInterval
 	}
 	s.refuser = newRefuser(s.authFailures, s.rates.clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
-		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval))
+		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval), len(cfg.CORSOrigins) > 0)
 	return s.routes(), nil
 }
 
