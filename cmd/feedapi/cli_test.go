@@ -39,9 +39,14 @@ func TestUsage(t *testing.T) {
 			t.Errorf("feedapi %q: %s%s", args, stdout, stderr)
 		}
 	}
-	code, stdout, _ := runCLI(t, "help", "import")
-	if code != 0 || !strings.Contains(stdout, "Usage: feedapi import <kind> [<file>] [flags]") || !strings.Contains(stdout, "--follow") {
-		t.Errorf("feedapi help import: exit %d:\n%s", code, stdout)
+	for _, args := range [][]string{{"help", "import"}, {"--log-level", "warn", "help", "import"}, {"import", "--help"}} {
+		code, stdout, _ := runCLI(t, args...)
+		if code != 0 || !strings.Contains(stdout, "Usage: feedapi import <kind> [<file>] [flags]") || !strings.Contains(stdout, "--follow") {
+			t.Errorf("feedapi %q: exit %d:\n%s", args, code, stdout)
+		}
+	}
+	if code, _, stderr := runCLI(t, "help", "nosuch"); code == 0 || !strings.Contains(stderr, "nosuch") {
+		t.Errorf("feedapi help nosuch: exit %d, stderr %q; want a failure naming it", code, stderr)
 	}
 	code, stdout, stderr := runCLI(t, "version")
 	if code != 0 || strings.TrimSpace(stdout) != versionLine() || stderr != "" {

@@ -44,15 +44,23 @@ type cli struct {
 	Version  versionCmd  `cmd:"" help:"Print the build version."`
 }
 
-// helpCmd is listed in the usage; run rewrites "feedapi help [COMMAND…]"
-// into "feedapi [COMMAND…] --help" before parsing, so its Run is reached
-// only by a command line the rewrite does not cover.
+// helpCmd prints the usage, as --help does: of the whole, or of the
+// command it names.
 type helpCmd struct {
 	Command []string `arg:"" optional:"" help:"The command to explain, e.g. import or keys create."`
 }
 
-// Run implements the command.
-func (helpCmd) Run(kctx *kong.Context) error { return kctx.PrintUsage(false) }
+// Run implements the command: it parses "COMMAND… --help", whose help flag
+// prints the usage and exits (run's exit hook records it); an error is
+// then only a command that does not exist.
+func (c helpCmd) Run(kctx *kong.Context, g *globals) error {
+	*g.exited = -1
+	_, err := kctx.Kong.Parse(append(slices.Clone(c.Command), "--help"))
+	if *g.exited >= 0 {
+		return nil
+	}
+	return err
+}
 
 // versionCmd prints what --version prints.
 type versionCmd struct{}
@@ -72,6 +80,7 @@ type globals struct {
 	stdout io.Writer
 	stderr io.Writer
 	logger *slog.Logger
+	exited *int // the exit code kong asked for (after --help), -1 for none
 }
 
 func main() {
@@ -103,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "feedapi:", err)
 		return 2
 	}
-	c.stdout, c.stderr = stdout, stderr
+	c.stdout, c.stderr, c.exited = stdout, stderr, &exitCode
 	c.logger = newLogger(stderr, c.LogLevel)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -116,15 +125,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// usageArgs turns the command lines that ask for the usage into --help:
-// a bare "feedapi" (kong would refuse it with a list of commands cut
-// short) and "feedapi help [COMMAND…]".
+// usageArgs turns a bare "feedapi", which kong would refuse with a list of
+// commands cut short, into "feedapi --help".
 func usageArgs(args []string) []string {
-	switch {
-	case len(args) == 0:
+	if len(args) == 0 {
 		return []string{"--help"}
-	case args[0] == "help":
-		return append(slices.Clone(args[1:]), "--help")
 	}
 	return args
 }
