@@ -8,18 +8,40 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
+// BriefFilter says what a list of briefs reads.
+type BriefFilter struct {
+	// Omit names columns not to read ("content"): their fields stay zero.
+	// Every other column of the model is read.
+	Omit []string
+}
+
 // ListBriefs returns one page of weekly briefs, newest first, and whether
 // more rows lie beyond it in the page's direction.
-func (s *Store) ListBriefs(ctx context.Context, p Page) ([]Brief, bool, error) {
+func (s *Store) ListBriefs(ctx context.Context, f BriefFilter, p Page) ([]Brief, bool, error) {
 	if err := p.validate(); err != nil {
 		return nil, false, fmt.Errorf("list briefs: %w", err)
 	}
-	var rows []Brief
-	if err := p.apply(s.db.NewSelect().Model(&rows), "").Scan(ctx); err != nil {
+	q := s.briefsSQL(f, p)
+	rows, sizes, err := queryRows[Brief](ctx, s, p.Limit+1, q.String(), q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("list briefs: %w", err)
+	}
+	rows, cut, err := cutBySize(rows, sizes, p.MaxBytes, func(b *Brief) int64 { return b.ID })
+	if err != nil {
 		return nil, false, fmt.Errorf("list briefs: %w", err)
 	}
 	rows, more := trim(rows, p)
-	return rows, more, nil
+	return rows, more || cut, nil
+}
+
+// briefsSQL returns the statement of one page of briefs, read from the
+// primary key in the page's direction.
+func (s *Store) briefsSQL(f BriefFilter, p Page) *sqlBuilder {
+	q := s.newSQL(briefType, f.Omit)
+	q.add("SELECT " + q.cols("b") + " FROM briefs b WHERE true")
+	p.where(q, "b")
+	p.orderLimit(q, "b")
+	return s.boundBytes(q, briefType, f.Omit, nil, p.order(), p.MaxBytes)
 }
 
 // GetBrief returns the brief with the given id, or ErrNotFound.

@@ -63,4 +63,5 @@ func (s *Store) columns(model reflect.Type, alias string, omit []string) string 
 var (
 	postType     = reflect.TypeFor[Post]()
 	firehoseType = reflect.TypeFor[FirehoseMessage]()
+	briefType    = reflect.TypeFor[Brief]()
 )

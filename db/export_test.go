@@ -13,6 +13,7 @@ import (
 func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
 	q := s.newSQL(firehoseType, f.Omit)
 	firehoseSQL(q, f, p)
+	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
 	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
@@ -20,6 +21,7 @@ func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
 func (s *Store) PostsSQL(f PostFilter, p Page) string {
 	q := s.newSQL(postType, f.Omit)
 	postsSQL(q, f, p)
+	q = s.boundBytes(q, postType, f.Omit, nil, p.order(), p.MaxBytes)
 	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
@@ -47,10 +49,10 @@ func (s *Store) LatestEtfFlowsSQL(f EtfFilter) string {
 	return s.db.NewRaw(latestEtfFlowsSQL, pgdialect.Array(f.assets())).String()
 }
 
-// BriefsSQL returns the statement that ListBriefs runs for p.
-func (s *Store) BriefsSQL(p Page) string {
-	var rows []Brief
-	return p.apply(s.db.NewSelect().Model(&rows), "").String()
+// BriefsSQL returns the statement that ListBriefs runs for f and p.
+func (s *Store) BriefsSQL(f BriefFilter, p Page) string {
+	q := s.briefsSQL(f, p)
+	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
 // WithSinceBoundWindow returns a Store whose since queries use n instead of
@@ -70,14 +72,16 @@ func (s *Store) WithSourceSearchLimits(groups, walk int) *Store {
 	return &c
 }
 
-// HasScanTarget reports whether the direct row scan of model (a Post or a
-// FirehoseMessage) has a destination for column col.
+// HasScanTarget reports whether the direct row scan of model (a Post, a
+// FirehoseMessage or a Brief) has a destination for column col.
 func HasScanTarget(model any, col string) bool {
 	switch model.(type) {
 	case Post:
 		return new(Post).scanTarget(col) != nil
 	case FirehoseMessage:
 		return new(FirehoseMessage).scanTarget(col) != nil
+	case Brief:
+		return new(Brief).scanTarget(col) != nil
 	}
 	return false
 }

@@ -34,13 +34,20 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 	}
 	q := s.newSQL(firehoseType, f.Omit)
 	firehoseSQL(q, f, p)
-	rows, err := queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
+	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
+	rows, sizes, err := queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("list firehose: %w", err)
+	}
+	rows, cut, err := cutBySize(rows, sizes, p.MaxBytes, messageID)
 	if err != nil {
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
 	rows, more := trim(rows, p)
-	return rows, more, nil
+	return rows, more || cut, nil
 }
+
+func messageID(m *FirehoseMessage) int64 { return m.ID }
 
 // firehoseSQL writes the statement of one page of the firehose, in one of
 // three shapes (db/QUERIES.md shows their plans):

@@ -16,13 +16,23 @@ type Money int64
 // fraction digits.
 var errMoneySyntax = errors.New("not a decimal amount with at most two decimals")
 
+// MaxMoneyDigits is the most digits an amount has before its point: up to
+// ±99,999,999,999,999.99 dollars, which numeric(20,2) and a 64-bit float
+// both hold exactly to the cent.
+const MaxMoneyDigits = 14
+
+// ErrMoneyRange is returned for a well-formed amount with more than
+// MaxMoneyDigits digits before its point.
+var ErrMoneyRange = fmt.Errorf("amount beyond ±%s.99", strings.Repeat("9", MaxMoneyDigits))
+
 // ParseMoney parses a plain decimal such as "-1234.5" or "1234.56".
-// Exponents, more than two decimals and values beyond ±90 trillion dollars are refused.
+// Exponents and more than two decimals are refused, and amounts beyond
+// MaxMoneyDigits digits with ErrMoneyRange.
 func ParseMoney(s string) (Money, error) {
 	neg := strings.HasPrefix(s, "-")
 	digits := strings.TrimPrefix(s, "-")
 	whole, frac, hasDot := strings.Cut(digits, ".")
-	if whole == "" || len(whole) > 14 || len(frac) > 2 || (hasDot && frac == "") {
+	if whole == "" || len(frac) > 2 || (hasDot && frac == "") {
 		return 0, fmt.Errorf("%q: %w", s, errMoneySyntax)
 	}
 	for _, part := range []string{whole, frac} {
@@ -31,6 +41,12 @@ func ParseMoney(s string) (Money, error) {
 				return 0, fmt.Errorf("%q: %w", s, errMoneySyntax)
 			}
 		}
+	}
+	if whole = strings.TrimLeft(whole, "0"); whole == "" {
+		whole = "0"
+	}
+	if len(whole) > MaxMoneyDigits {
+		return 0, fmt.Errorf("%q: %w", s, ErrMoneyRange)
 	}
 	for len(frac) < 2 {
 		frac += "0"

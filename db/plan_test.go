@@ -99,6 +99,8 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 	since := time.Now().Add(-time.Hour)
 	monday := time.Date(2026, 11, 9, 0, 0, 0, 0, time.UTC)
 	byPaneOrID := []string{"firehose_pane_id_idx", "firehose_messages_pkey"}
+	budget := db.Page{Limit: 50, MaxBytes: 4 << 20}
+	noRaw := []string{"raw"}
 	tests := []struct {
 		name    string
 		query   string
@@ -147,7 +149,19 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 		{"etf flows", s.EtfFlowsSQL(db.EtfFilter{Assets: []db.Asset{"BTC", "ETH"}, From: monday.AddDate(0, 0, -30), To: monday}, 100),
 			[]string{"etf_flows_date_asset_idx"}, 0, nil, nil},
 		{"etf flows latest", s.LatestEtfFlowsSQL(db.EtfFilter{}), []string{"etf_flows_pkey"}, 0, nil, nil},
-		{"briefs first page", s.BriefsSQL(p50), []string{"briefs_pkey"}, 0, nil, nil},
+		{"briefs first page", s.BriefsSQL(db.BriefFilter{}, p50), []string{"briefs_pkey"}, 0, nil, nil},
+		// Within a byte budget (db/bound.go): the same page, its running
+		// total taken in the order it is read, without a sort; with raw,
+		// measured row by row, the rows measured put back in order (a
+		// sort of at most limit+1 rows).
+		{"posts first page within a byte budget", s.PostsSQL(db.PostFilter{Omit: noRaw}, budget), []string{"posts_pkey"}, 0, nil, nil},
+		{"posts since within a byte budget", s.PostsSQL(db.PostFilter{Since: since, Omit: noRaw}, budget),
+			[]string{"posts_created_at_idx", "posts_pkey"}, 2, nil, nil},
+		{"posts with raw within a byte budget", s.PostsSQL(db.PostFilter{}, budget), []string{"posts_pkey"}, 1, nil, nil},
+		{"posts since with raw within a byte budget", s.PostsSQL(db.PostFilter{Since: since}, budget),
+			[]string{"posts_created_at_idx", "posts_pkey"}, 3, nil, nil},
+		{"firehose pane within a byte budget", s.FirehoseSQL(db.FirehoseFilter{Pane: db.PaneBlogs}, budget), nil, 0, byPaneOrID, nil},
+		{"briefs within a byte budget", s.BriefsSQL(db.BriefFilter{}, budget), []string{"briefs_pkey"}, 0, nil, nil},
 	}
 	// coins: the side tables' primary keys (ticker, id), either read in
 	// id order for one ticker (a rare one) or probed per row of the other

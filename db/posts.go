@@ -27,13 +27,20 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 	}
 	q := s.newSQL(postType, f.Omit)
 	postsSQL(q, f, p)
-	rows, err := queryRows[Post](ctx, s, p.Limit+1, q.String(), q.args...)
+	q = s.boundBytes(q, postType, f.Omit, nil, p.order(), p.MaxBytes)
+	rows, sizes, err := queryRows[Post](ctx, s, p.Limit+1, q.String(), q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("list posts: %w", err)
+	}
+	rows, cut, err := cutBySize(rows, sizes, p.MaxBytes, postID)
 	if err != nil {
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
 	rows, more := trim(rows, p)
-	return rows, more, nil
+	return rows, more || cut, nil
 }
+
+func postID(p *Post) int64 { return p.ID }
 
 // postsSQL writes the statement of one page of curated posts: read in id
 // order from posts_source_id_idx (with a source) or the primary key, and

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -33,34 +34,50 @@ type rowModel[T any] interface {
 
 // queryRows runs the bun-formatted statement query with args and returns
 // its rows; capHint is the number of rows expected (the page's limit + 1).
-func queryRows[T any, P rowModel[T]](ctx context.Context, s *Store, capHint int, query string, args ...any) ([]T, error) {
+// A statement that boundBytes wrapped gives the sizes of its rows too (nil
+// otherwise).
+func queryRows[T any, P rowModel[T]](ctx context.Context, s *Store, capHint int, query string, args ...any) ([]T, []sized, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]T, 0, capHint)
+	var sizes []sized
+	if slices.Contains(cols, "_sum") {
+		sizes = make([]sized, 0, capHint)
+	}
 	targets := make([]any, len(cols))
 	for rows.Next() {
 		out = append(out, *new(T))
 		row := P(&out[len(out)-1])
+		if sizes != nil {
+			sizes = append(sizes, sized{})
+		}
 		for i, c := range cols {
-			if targets[i] = row.scanTarget(c); targets[i] == nil {
-				return nil, fmt.Errorf("scan %T: no field for column %q", row, c)
+			switch c {
+			case "_bytes":
+				targets[i] = &sizes[len(sizes)-1].bytes
+			case "_sum":
+				targets[i] = &sizes[len(sizes)-1].sum
+			default:
+				if targets[i] = row.scanTarget(c); targets[i] == nil {
+					return nil, nil, fmt.Errorf("scan %T: no field for column %q", row, c)
+				}
 			}
 		}
 		if err := rows.Scan(targets...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, sizes, nil
 }
 
 func (p *Post) scanTarget(col string) any {
@@ -121,6 +138,24 @@ func (m *FirehoseMessage) scanTarget(col string) any {
 		return textArray{&m.Coins}
 	case "stream_pos":
 		return &m.StreamPos
+	}
+	return nil
+}
+
+func (b *Brief) scanTarget(col string) any {
+	switch col {
+	case "id":
+		return &b.ID
+	case "week_start":
+		return &b.WeekStart
+	case "week_end":
+		return &b.WeekEnd
+	case "post_count":
+		return &b.PostCount
+	case "content":
+		return &b.Content
+	case "created_at":
+		return &b.CreatedAt
 	}
 	return nil
 }

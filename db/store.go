@@ -59,27 +59,12 @@ type Page struct {
 	After    int64
 	Before   int64
 	Backward bool
-}
-
-// apply adds the page's keyset bound, order and limit+1 probe to q. The id
-// column is qualified by alias when it is not empty.
-func (p Page) apply(q *bun.SelectQuery, alias string) *bun.SelectQuery {
-	col := bun.Ident("id")
-	if alias != "" {
-		col = bun.Ident(alias + ".id")
-	}
-	if p.Backward {
-		if p.Before > 0 {
-			q = q.Where("? > ?", col, p.Before)
-		}
-		q = q.OrderExpr("? ASC", col)
-	} else {
-		if p.After > 0 {
-			q = q.Where("? < ?", col, p.After)
-		}
-		q = q.OrderExpr("? DESC", col)
-	}
-	return q.Limit(int64(p.Limit) + 1)
+	// MaxBytes, when positive, bounds the long texts the page holds
+	// (bound.go): the page ends early, with more reported, once the next
+	// row would take them over it, and a first row alone over it is a
+	// *TooLargeError. A caller tells a page ended early by its holding
+	// fewer than Limit rows while more are reported.
+	MaxBytes int64
 }
 
 // dir returns the comparison of the page's keyset bound and the direction
@@ -89,6 +74,12 @@ func (p Page) dir() (cmp, order string, bound int64) {
 		return ">", "ASC", p.Before
 	}
 	return "<", "DESC", p.After
+}
+
+// order returns the page's order on id, as the statement reads it.
+func (p Page) order() string {
+	_, order, _ := p.dir()
+	return "id " + order
 }
 
 // where writes the page's keyset bound on alias.id, if any.

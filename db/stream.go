@@ -84,15 +84,24 @@ type StreamRange struct {
 	After, Bound int64
 	Limit        int
 	Newest       bool
+	// MaxBytes, when positive, bounds the long texts the read holds, as
+	// Page.MaxBytes does: the read ends early, with more rows to follow,
+	// once the next row would take them over it, and a first row alone
+	// over it is a *TooLargeError.
+	MaxBytes int64
+}
+
+// orderBy is the range's order of positions.
+func (r StreamRange) orderBy() string {
+	if r.Newest {
+		return "stream_pos DESC"
+	}
+	return "stream_pos"
 }
 
 // order writes the range's ORDER BY and LIMIT on alias's positions.
 func (r StreamRange) order(q *sqlBuilder, alias string) {
-	dir := ""
-	if r.Newest {
-		dir = " DESC"
-	}
-	q.add(" ORDER BY "+alias+".stream_pos"+dir+" LIMIT ?", r.Limit+1)
+	q.add(" ORDER BY "+alias+"."+r.orderBy()+" LIMIT ?", r.Limit+1)
 }
 
 // StreamStart returns the position just before the first row created at or
@@ -128,14 +137,19 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 	}
 	f.SearchFilter.streamWhere(q, "p", postCoins)
 	r.order(q, "p")
-	rows, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
+	q = s.boundBytes(q, postType, f.Omit, []string{"stream_pos"}, r.orderBy(), r.MaxBytes)
+	rows, sizes, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("stream posts: %w", err)
+	}
+	rows, cut, err := cutBySize(rows, sizes, r.MaxBytes, postID)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream posts: %w", err)
 	}
 	if len(rows) > r.Limit {
 		return rows[:r.Limit], true, nil
 	}
-	return rows, false, nil
+	return rows, cut, nil
 }
 
 // StreamFirehose returns the firehose messages of r matching f (every
@@ -158,12 +172,17 @@ func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRa
 	}
 	f.SearchFilter.streamWhere(q, "m", firehoseCoins)
 	r.order(q, "m")
-	rows, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
+	q = s.boundBytes(q, firehoseType, f.Omit, []string{"stream_pos"}, r.orderBy(), r.MaxBytes)
+	rows, sizes, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("stream firehose: %w", err)
+	}
+	rows, cut, err := cutBySize(rows, sizes, r.MaxBytes, messageID)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream firehose: %w", err)
 	}
 	if len(rows) > r.Limit {
 		return rows[:r.Limit], true, nil
 	}
-	return rows, false, nil
+	return rows, cut, nil
 }

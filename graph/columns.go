@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -15,7 +16,20 @@ import (
 var (
 	postOptional     = []optionalColumn{{"raw", "raw"}, {"body", "body"}}
 	firehoseOptional = []optionalColumn{{"summaryAi", "summary_ai"}, {"body", "body"}}
+	briefOptional    = []optionalColumn{{"content", "content"}}
 )
+
+// selectedOptional returns the fields of optional whose columns omit does
+// not name: those a list reads, in optional's order.
+func selectedOptional(optional []optionalColumn, omit []string) []string {
+	var out []string
+	for _, o := range optional {
+		if !slices.Contains(omit, o.column) {
+			out = append(out, o.field)
+		}
+	}
+	return out
+}
 
 // optionalColumn is a column that is read only when its field is shown.
 type optionalColumn struct{ field, column string }

@@ -84,9 +84,16 @@ type Limits struct {
 	// MaxResponseBytes is the largest response (the bytes of data, summed
 	// over an operation's payloads) /graphql sends; a larger one is
 	// replaced by a bad_request error that names the limit, never
-	// truncated. The fixed REST queries are bounded by their page sizes
+	// truncated. The fixed REST queries are bounded by MaxPageBytes
 	// instead.
 	MaxResponseBytes int
+	// MaxPageBytes bounds the long texts (db/bound.go) one operation of an
+	// executor (NewExecutor, ConfigureExecutor: the REST layer's fixed
+	// queries) reads: a list ends early once the next item would take its
+	// texts over it, with a cursor that goes on from there, and an item
+	// alone over it is refused with a bad_request that names the fields
+	// to leave out. At least MinPageBytes.
+	MaxPageBytes int
 	// QueryCacheSize is the number of parsed and validated documents kept.
 	QueryCacheSize int
 	// BatchWait is how long a dataloader collects keys before it queries.
@@ -94,6 +101,13 @@ type Limits struct {
 	// PingTimeout bounds the health check's database ping.
 	PingTimeout time.Duration
 }
+
+// MinPageBytes is the smallest Limits.MaxPageBytes: the longest text an
+// item can hold without its optional fields (a body, a brief's content)
+// is bounded by the importer's line, 1 MiB, so that a page of at least
+// that much always serves one item whole once the request leaves the
+// optional fields (include_raw, include_summary) out.
+const MinPageBytes = 1 << 20
 
 // DefaultLimits returns the limits used for zero fields of Config.Limits.
 func DefaultLimits() Limits {
@@ -106,7 +120,12 @@ func DefaultLimits() Limits {
 		// (10,000 units of about 32 bytes): only unusually long texts
 		// come near it.
 		MaxResponseBytes: 4 << 20,
-		QueryCacheSize:   1000,
+		// Four times the longest item the importer takes (a line of
+		// 1 MiB; raw may be written out longer): every importable item
+		// fits a page, and a page of a hundred ordinary items never
+		// comes near it.
+		MaxPageBytes:   4 << 20,
+		QueryCacheSize: 1000,
 		// gqlgen resolves the relation fields of a list's items in one
 		// goroutine each, all started within microseconds of each other; 2ms
 		// lets every one of them enqueue its key before the batch runs while
@@ -132,6 +151,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxResponseBytes <= 0 {
 		l.MaxResponseBytes = d.MaxResponseBytes
+	}
+	if l.MaxPageBytes <= 0 {
+		l.MaxPageBytes = d.MaxPageBytes
 	}
 	if l.QueryCacheSize <= 0 {
 		l.QueryCacheSize = d.QueryCacheSize
@@ -202,10 +224,12 @@ func configure(e executorLike, cfg Config) {
 // ConfigureExecutor applies feedapi's extensions to e, an executor over
 // NewSchema(cfg): error presenter, panic recovery, query cache, parser token
 // limit, exact variable values (enums are case-sensitive), introspection
-// for the internal tier only, depth and complexity limits, and the
-// per-operation dataloaders.
+// for the internal tier only, depth and complexity limits, the
+// per-operation dataloaders and the page budget of Limits.MaxPageBytes.
 func ConfigureExecutor(e *executor.Executor, cfg Config) {
-	configure(e, cfg.withDefaults())
+	cfg = cfg.withDefaults()
+	configure(e, cfg)
+	e.Use(pageBound{maxBytes: cfg.Limits.MaxPageBytes})
 }
 
 // WithResponseBuffer returns a context under which a query run in-process
@@ -221,7 +245,7 @@ func WithResponseBuffer(ctx context.Context, buf *bytes.Buffer) context.Context 
 func NewExecutor(cfg Config) *executor.Executor {
 	cfg = cfg.withDefaults()
 	e := executor.New(NewSchema(cfg))
-	configure(e, cfg)
+	ConfigureExecutor(e, cfg)
 	return e
 }
 

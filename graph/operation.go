@@ -116,7 +116,10 @@ type operationState struct {
 	// adds to a string. Past limit the operation stops.
 	text  atomic.Int64
 	limit int64
-	stop  context.CancelCauseFunc
+	// cut is set by pageBound: a list read past limit ends early instead
+	// of stopping the operation.
+	cut  bool
+	stop context.CancelCauseFunc
 }
 
 type operationKey struct{}
@@ -133,7 +136,7 @@ type errorRecord struct {
 // recordFrom returns the record of the operation ctx belongs to, or nil
 // outside an operationGuard.
 func recordFrom(ctx context.Context) *errorRecord {
-	if op, ok := ctx.Value(operationKey{}).(*operationState); ok {
+	if op, ok := ctx.Value(operationKey{}).(*operationState); ok && !op.cut {
 		return &op.errors
 	}
 	return nil

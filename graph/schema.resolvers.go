@@ -56,7 +56,7 @@ func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, erro
 	if err != nil {
 		return nil, fmt.Errorf("brief of post %d: %w", obj.ID, err)
 	}
-	if err := chargeObject(ctx, b, briefTexts); err != nil {
+	if err := chargeObject(ctx, "brief", briefID, b, briefTexts); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -86,8 +86,9 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
+	p.MaxBytes = readBudget(ctx)
 	rows, more, err := r.store.ListPosts(ctx, f, p)
-	if err != nil {
+	if err := boundedRead(ctx, err, len(rows), p.Limit, more, "post", selectedOptional(postOptional, f.Omit)); err != nil {
 		return nil, err
 	}
 	if err := chargeItems(ctx, rows, postTexts); err != nil {
@@ -107,7 +108,7 @@ func (r *queryResolver) Post(ctx context.Context, id int64) (*db.Post, error) {
 	if err != nil {
 		return nil, storeErr(err, "post", int64(id))
 	}
-	if err := chargeObject(ctx, p, postTexts); err != nil {
+	if err := chargeObject(ctx, "post", postID, p, postTexts); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -119,8 +120,10 @@ func (r *queryResolver) Briefs(ctx context.Context, first *int, after *string, l
 	if err != nil {
 		return nil, err
 	}
-	rows, more, err := r.store.ListBriefs(ctx, p)
-	if err != nil {
+	f := db.BriefFilter{Omit: unselectedColumns(ctx, briefOptional)}
+	p.MaxBytes = readBudget(ctx)
+	rows, more, err := r.store.ListBriefs(ctx, f, p)
+	if err := boundedRead(ctx, err, len(rows), p.Limit, more, "brief", selectedOptional(briefOptional, f.Omit)); err != nil {
 		return nil, err
 	}
 	if err := chargeItems(ctx, rows, briefTexts); err != nil {
@@ -138,7 +141,7 @@ func (r *queryResolver) Brief(ctx context.Context, id int64) (*db.Brief, error) 
 	if err != nil {
 		return nil, storeErr(err, "brief", int64(id))
 	}
-	if err := chargeObject(ctx, b, briefTexts); err != nil {
+	if err := chargeObject(ctx, "brief", briefID, b, briefTexts); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -169,8 +172,9 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 	if err != nil {
 		return nil, err
 	}
+	p.MaxBytes = readBudget(ctx)
 	rows, more, err := r.store.ListFirehose(ctx, f, p)
-	if err != nil {
+	if err := boundedRead(ctx, err, len(rows), p.Limit, more, "firehose message", selectedOptional(firehoseOptional, f.Omit)); err != nil {
 		return nil, err
 	}
 	if err := chargeItems(ctx, rows, firehoseTexts); err != nil {

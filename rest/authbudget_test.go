@@ -130,9 +130,9 @@ func TestRateLimitRedisReturnsNoFreshBudget(t *testing.T) {
 
 	wantRateHeaders(t, a.get(t, "/v1/sources", base.free), limit, limit-1)
 	proxy.setCut(true)
-	// Redis away: a counts alone (today's behaviour: it serves, with a
-	// budget of its own) ...
-	for range limit {
+	// Redis away: a counts alone, on from the request it admitted
+	// through Redis ...
+	for range limit - 1 {
 		a.get(t, "/v1/sources", base.free).wantStatus(t, http.StatusOK)
 	}
 	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
@@ -147,10 +147,61 @@ func TestRateLimitRedisReturnsNoFreshBudget(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// ... and once Redis is back the key has used 5 requests of its 4 in
-	// this minute, on every replica.
+	// ... and once Redis is back the key has used its 4 requests of this
+	// minute on every replica, b included, which counted none of them.
 	wantRateLimited(t, b.get(t, "/v1/sources", base.free))
 	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
 	// Another key is untouched.
 	wantRateHeaders(t, b.get(t, "/v1/sources", base.pro), limit, limit-1)
+}
+
+// TestRateLimitRedisOutageKeepsTheReplicasShare: while Redis answers, a
+// replica remembers the requests it admitted itself, so that when Redis
+// goes away it counts on from them instead of from an empty log; and
+// what it counted during one outage still counts in the next.
+func TestRateLimitRedisOutageKeepsTheReplicasShare(t *testing.T) {
+	t.Parallel()
+	base := newAPI(t)
+	rc := redisClient(t)
+	proxy := newTCPProxy(t, rc.Options().Addr)
+	const limit = 6
+	a := base.variant(t, func(c *Config) {
+		c.RateLimit = limit
+		c.Redis = fastRedis(t, proxy.addr())
+		c.RedisPrefix = randomPrefix(t)
+	})
+	backOnRedis := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for healthRateLimits(t, a) != rateLimitsShared {
+			if time.Now().After(deadline) {
+				t.Fatalf("a did not return to Redis within 10s")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	for i := range 3 {
+		wantRateHeaders(t, a.get(t, "/v1/sources", base.free), limit, limit-1-i)
+	}
+	proxy.setCut(true)
+	// Redis away: 3 of the 6 are left, not a fresh 6.
+	a.get(t, "/v1/sources", base.free).wantStatus(t, http.StatusOK)
+	if got := healthRateLimits(t, a); got != rateLimitsFallback {
+		t.Fatalf("cut: rate_limits = %q, want %q", got, rateLimitsFallback)
+	}
+	wantRateHeaders(t, a.get(t, "/v1/sources", base.free), limit, 1)
+	proxy.setCut(false)
+	backOnRedis()
+	// Redis back: it holds the 5 (3 it counted, 2 handed over) ...
+	wantRateHeaders(t, a.get(t, "/v1/sources", base.free), limit, 0)
+	proxy.setCut(true)
+	// ... and away again, the replica still knows of all 6.
+	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
+	if got := healthRateLimits(t, a); got != rateLimitsFallback {
+		t.Fatalf("second cut: rate_limits = %q, want %q", got, rateLimitsFallback)
+	}
+	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
+	// Another key has its whole budget.
+	wantRateHeaders(t, a.get(t, "/v1/sources", base.pro), limit, limit-1)
 }

@@ -95,6 +95,31 @@ func TestCORS(t *testing.T) {
 		}
 	})
 
+	t.Run("answers vary by Origin as well as by Accept-Encoding", func(t *testing.T) {
+		// A shared cache must not hand an answer made for one origin (or
+		// for none, without Access-Control-Allow-Origin) to another.
+		k := a.newKey("free")
+		for _, c := range []struct {
+			name, path, key string
+			header          []string
+		}{
+			{"a keyed answer to the app", "/v1/sources", k, []string{"Origin", app}},
+			{"a keyed answer without Origin", "/v1/sources", k, nil},
+			{"a 401 to the app", "/v1/posts", "", []string{"Origin", app}},
+			{"health without Origin", "/v1/health", "", nil},
+			{"an unknown path", "/v1/nothing", k, []string{"Origin", app}},
+		} {
+			r := a.get(t, c.path, c.key, c.header...)
+			vary := strings.ToLower(strings.Join(r.Header.Values("Vary"), ","))
+			if !strings.Contains(vary, "origin") || !strings.Contains(vary, "accept-encoding") {
+				t.Errorf("%s: Vary %q, want Origin and Accept-Encoding", c.name, vary)
+			}
+			if n := strings.Count(vary, "accept-encoding"); n != 1 {
+				t.Errorf("%s: Vary %q names Accept-Encoding %d times", c.name, vary, n)
+			}
+		}
+	})
+
 	t.Run("other origins and the default get no CORS headers", func(t *testing.T) {
 		for _, c := range []struct {
 			name, srv, origin string

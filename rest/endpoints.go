@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -38,6 +39,10 @@ type endpoint struct {
 	units   string                     // meta.units, if any
 	check   func(map[string]any) error // cross-parameter rule, if any
 	poll    string                     // PollCache kind of its first pages, if polled
+	// toggles maps the GraphQL fields of its query shown only when a
+	// parameter says so (@include(if: $includeRaw)) to that parameter
+	// (include_raw); set from the prepared document (fieldToggles).
+	toggles map[string]string
 }
 
 // endpoints returns the keyed /v1 endpoints. The values of pane and asset
@@ -126,6 +131,10 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 // names what the client wrote. The parameters check their values as the
 // schema does, so this is a safety net; other errors pass unchanged.
 func (ep endpoint) restParam(err error) error {
+	var tl *graph.ItemTooLargeError
+	if errors.As(err, &tl) {
+		return ep.tooLarge(tl)
+	}
 	d := apperr.As(err)
 	if d == nil || d.Code != apperr.BadRequest || d.Param == "" {
 		return err
@@ -141,6 +150,51 @@ func (ep endpoint) restParam(err error) error {
 		}
 	}
 	return err
+}
+
+// tooLarge is the 400 of an item too large to be served whole under the
+// page budget: it names the parameter that turns on the (usually) largest
+// of the fields that made it so.
+func (ep endpoint) tooLarge(tl *graph.ItemTooLargeError) error {
+	msg := fmt.Sprintf("%s %d is too large to be served whole: %d bytes of text, more than the %d bytes a page may hold",
+		tl.Kind, tl.ID, tl.Bytes, tl.Max)
+	for _, f := range tl.Fields {
+		if name, ok := ep.toggles[f]; ok {
+			return &apperr.Error{Code: apperr.BadRequest, Param: name, Err: tl,
+				Message: msg + "; ask for it with " + name + "=false"}
+		}
+	}
+	return &apperr.Error{Code: apperr.BadRequest, Err: tl, Message: msg}
+}
+
+// fieldToggles returns, for the operation of doc, the fields shown only
+// when a boolean parameter of params is true (@include(if: $variable)),
+// by field name, with that parameter's name.
+func fieldToggles(doc *ast.QueryDocument, params []param) map[string]string {
+	out := map[string]string{}
+	var walk func(set ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			f, ok := sel.(*ast.Field)
+			if !ok {
+				continue
+			}
+			if d := f.Directives.ForName("include"); d != nil {
+				if arg := d.Arguments.ForName("if"); arg != nil && arg.Value.Kind == ast.Variable {
+					for _, p := range params {
+						if p.variable == arg.Value.Raw {
+							out[f.Name] = p.name
+						}
+					}
+				}
+			}
+			walk(f.SelectionSet)
+		}
+	}
+	for _, op := range doc.Operations {
+		walk(op.SelectionSet)
+	}
+	return out
 }
 
 func enumValues(schema *ast.Schema, name string) ([]string, error) {

@@ -132,8 +132,8 @@ func TestLocalLogBounded(t *testing.T) {
 	l := newLocalLogs()
 	now := time.Unix(1_800_000_000, 0)
 	for i := range 10_000 {
-		l.count("k", 50, true, now.Add(time.Duration(i)*time.Millisecond))
-		l.count("k", 50, false, now.Add(time.Duration(i)*time.Millisecond))
+		l.count("k", 50, true, false, now.Add(time.Duration(i)*time.Millisecond))
+		l.count("k", 50, false, false, now.Add(time.Duration(i)*time.Millisecond))
 	}
 	sh := l.shard("k")
 	if got := len(sh.logs["k"].times); got != 50 {

@@ -52,6 +52,7 @@ type refuser struct {
 	rateLine [][]string
 	resetVal [][]string
 	length   []string // Content-Length
+	vary     []string // Vary: the full path's (Origin first when CORS is on)
 }
 
 // Constant header values of an early refusal, shared by every answer
@@ -67,7 +68,10 @@ var (
 // refusalBodyEnd closes the envelope after the request id.
 const refusalBodyEnd = `"}}`
 
-func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, holdMax int, log *refusalLog) *refuser {
+// newRefuser returns the early refusal of a budget of authFailures; cors
+// says whether browser origins are allowed, whose answers all vary by
+// Origin.
+func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, holdMax int, log *refusalLog, cors bool) *refuser {
 	window := int64(rateWindow / time.Second)
 	q := strconv.Itoa(authFailures)
 	f := &refuser{
@@ -77,6 +81,10 @@ func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, h
 		holdMax: int64(holdMax),
 		policy:  []string{policyAuthFailed + `;q=` + q + `;w=` + strconv.FormatInt(window, 10)},
 		limit:   []string{q},
+		vary:    varyAcceptEncoding,
+	}
+	if cors {
+		f.vary = []string{"Origin", "Accept-Encoding"}
 	}
 	for t := int64(0); t <= window; t++ {
 		ts := strconv.FormatInt(t, 10)
@@ -182,7 +190,7 @@ func (f *refuser) write(w http.ResponseWriter, r *http.Request, id string, reset
 	h := w.Header()
 	h["Content-Type"] = refusalContentType
 	h["Cache-Control"] = refusalCache
-	h["Vary"] = varyAcceptEncoding
+	h["Vary"] = f.vary
 	h["X-Content-Type-Options"] = refusalNosniff
 	h["X-Request-Id"] = []string{id}
 	h["Retry-After"] = refusalRetryAfter

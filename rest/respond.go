@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zeebo/xxh3"
 )
@@ -102,10 +104,31 @@ func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, b
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method != http.MethodHead {
+		// The server's WriteTimeout counts from the request's headers, so
+		// that time spent building the answer would come out of the time
+		// to send it: give the body a deadline of its own, by its size.
+		// Not supported (a test's recorder): the server's timeout holds.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTime(len(body))))
+	}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body) // the client went away; nothing to do
 	}
+}
+
+// Sending a body: at least minWriteTime, and the time to send it at
+// minWriteRate. A client slower than that has its connection closed: it
+// then holds fewer bytes than Content-Length, never a short body it could
+// take for whole.
+const (
+	minWriteTime = 30 * time.Second
+	minWriteRate = 64 << 10 // bytes per second
+)
+
+// writeTime is how long a body of n bytes may take to send.
+func writeTime(n int) time.Duration {
+	return minWriteTime + time.Duration(n)*time.Second/minWriteRate
 }
 
 // headers sets the headers of a JSON answer of n bytes (before gzip) and
@@ -114,12 +137,25 @@ func (s *server) headers(w http.ResponseWriter, r *http.Request, n int, cacheCon
 	h := w.Header()
 	h["Content-Type"] = []string{contentType}
 	h["Cache-Control"] = []string{cacheControl}
-	h["Vary"] = varyAcceptEncoding
+	setVary(h)
 	return n >= gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
 }
 
 // varyAcceptEncoding is the Vary header of every answer (never modified).
 var varyAcceptEncoding = []string{"Accept-Encoding"}
+
+// setVary adds Accept-Encoding to the answer's Vary, after what the CORS
+// handler put there (Origin, on every answer when origins are allowed):
+// an answer depends on both.
+func setVary(h http.Header) {
+	v := h["Vary"]
+	switch {
+	case len(v) == 0:
+		h["Vary"] = varyAcceptEncoding
+	case !slices.Contains(v, "Accept-Encoding"):
+		h["Vary"] = append(v[:len(v):len(v)], "Accept-Encoding")
+	}
+}
 
 // notModified sets the ETag of the representation whose hash is tag (the
 // gzipped one when zip) and, when If-None-Match names it, answers 304 and

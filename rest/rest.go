@@ -167,6 +167,9 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Graph.Store == nil {
 		return nil, errors.New("rest: Config.Graph.Store is required")
 	}
+	if n := cfg.Graph.Limits.MaxPageBytes; n != 0 && n < graph.MinPageBytes {
+		return nil, fmt.Errorf("rest: the page limit of %d bytes is below the least, %d", n, graph.MinPageBytes)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -251,6 +254,9 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
+	for i := range s.endpoints {
+		s.endpoints[i].toggles = fieldToggles(docs[sources[s.endpoints[i].query]], s.endpoints[i].params)
+	}
 	exec := executor.New(schema)
 	graph.ConfigureExecutor(exec, cfg.Graph)
 	// Overrides of graph's choices for the fixed queries: only the prepared
@@ -287,7 +293,7 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.RefusalLogInterval = DefaultRefusalLogInterval
 	}
 	s.refuser = newRefuser(s.authFailures, s.rates.clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
-		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval))
+		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval), len(cfg.CORSOrigins) > 0)
 	return s.routes(), nil
 }
 

@@ -89,9 +89,13 @@ return {allowed, n, reset}
 // rateStore counts requests per named budget in sliding logs: exactly at
 // most limit requests in any rolling window. With Redis the logs live there
 // and all replicas share them; without it, or while Redis does not answer,
-// each replica keeps them in memory. Requests counted in memory during an
-// outage are added to Redis when it answers again, so that a budget is not
-// renewed by the outage ending.
+// each replica keeps them in memory. While Redis answers, each replica also
+// keeps in memory the requests it admitted itself (its share of each
+// budget), so that when Redis goes away it counts on from that share
+// instead of from an empty log: one replica never exceeds the limit across
+// an outage, and N replicas never exceed N times it. Requests counted in
+// memory during an outage are added to Redis when it answers again, so
+// that a budget is not renewed by the outage ending.
 type rateStore struct {
 	rdb    *redis.Client // nil: in-memory only
 	prefix string
@@ -155,22 +159,25 @@ func (s *rateStore) peek(ctx context.Context, name string, limit int) decision {
 
 func (s *rateStore) count(ctx context.Context, name string, limit int, take bool) decision {
 	if s.rdb == nil {
-		return s.local.count(name, limit, take, s.clock())
+		return s.local.count(name, limit, take, false, s.clock())
 	}
 	if s.fallback.Load() {
-		return s.local.count(name, limit, take, s.clock())
+		return s.local.count(name, limit, take, true, s.clock())
 	}
 	now := s.clock()
-	pending := s.local.pop(name)
+	pending := s.local.popPending(name)
 	d, err := s.eval(ctx, name, limit, take, pending, now)
 	if err == nil {
+		if take && d.allowed {
+			s.local.shadow(name, limit, now)
+		}
 		return d
 	}
-	s.local.push(name, limit, pending)
+	s.local.pushPending(name, limit, pending)
 	if ctx.Err() == nil {
 		s.switchTo(true, err)
 	}
-	return s.local.count(name, limit, take, now)
+	return s.local.count(name, limit, take, true, now)
 }
 
 // eval runs the script on the log of name, adding the requests pending
@@ -258,15 +265,15 @@ func (s *rateStore) probeUntilBack() {
 	}
 }
 
-// flush adds every locally counted request to Redis.
+// flush adds every request counted locally while Redis was away to Redis.
 func (s *rateStore) flush(ctx context.Context) error {
-	for _, name := range s.local.names() {
-		limit, pending := s.local.popWithLimit(name)
+	for _, name := range s.local.pendingNames() {
+		limit, pending := s.local.popPendingWithLimit(name)
 		if len(pending) == 0 {
 			continue
 		}
 		if _, err := s.eval(ctx, name, limit, false, pending, s.clock()); err != nil {
-			s.local.push(name, limit, pending)
+			s.local.pushPending(name, limit, pending)
 			return err
 		}
 	}
@@ -277,7 +284,10 @@ func (s *rateStore) flush(ctx context.Context) error {
 const localShards = 32
 
 // localLogs are sliding logs in memory, one per budget name, each holding
-// at most its limit of request times (µs), oldest first.
+// at most its limit of the times (µs) of requests this replica admitted,
+// oldest first: all of them without Redis; with Redis, those admitted
+// through it (a shadow of this replica's share, which the count goes on
+// from when Redis goes away) and those admitted while it was away.
 type localLogs struct {
 	shards [localShards]localShard
 }
@@ -291,6 +301,9 @@ type localShard struct {
 type localLog struct {
 	limit int
 	times []int64
+	// pending are the times among times counted while Redis was away and
+	// not yet added to it.
+	pending []int64
 }
 
 func newLocalLogs() *localLogs {
@@ -305,8 +318,9 @@ func (l *localLogs) shard(name string) *localShard {
 	return &l.shards[xxh3.HashString(name)%localShards]
 }
 
-// count is the script's algorithm in memory.
-func (l *localLogs) count(name string, limit int, take bool, now time.Time) decision {
+// count is the script's algorithm in memory. A request it admits is
+// pending (for Redis to hear of later) when pending is true.
+func (l *localLogs) count(name string, limit int, take, pending bool, now time.Time) decision {
 	at := now.UnixMicro()
 	win := rateWindow.Microseconds()
 	sh := l.shard(name)
@@ -326,6 +340,9 @@ func (l *localLogs) count(name string, limit int, take bool, now time.Time) deci
 	d := decision{}
 	if take && len(lg.times) < limit {
 		lg.times = append(lg.times, at)
+		if pending {
+			lg.pending = append(lg.pending, at)
+		}
 		d.allowed = true
 	} else if !take {
 		d.allowed = len(lg.times) < limit
@@ -337,18 +354,47 @@ func (l *localLogs) count(name string, limit int, take bool, now time.Time) deci
 	return d
 }
 
+// shadow records a request admitted through Redis at now.
+func (l *localLogs) shadow(name string, limit int, now time.Time) {
+	at := now.UnixMicro()
+	sh := l.shard(name)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.sweep(at)
+	lg := sh.logs[name]
+	if lg == nil {
+		lg = &localLog{}
+		sh.logs[name] = lg
+	}
+	lg.limit = limit
+	// Concurrent requests may record their times out of order.
+	i := len(lg.times)
+	for i > 0 && lg.times[i-1] > at {
+		i--
+	}
+	lg.times = slices.Insert(lg.times, i, at)
+	lg.trim(at - rateWindow.Microseconds())
+}
+
 // trim drops the times at or before cutoff, and the oldest beyond limit.
 func (lg *localLog) trim(cutoff int64) {
+	lg.times = trimLog(lg.times, cutoff, lg.limit)
+	lg.pending = trimLog(lg.pending, cutoff, lg.limit)
+}
+
+// trimLog drops from times (oldest first) those at or before cutoff, and
+// the oldest beyond limit.
+func trimLog(times []int64, cutoff int64, limit int) []int64 {
 	i := 0
-	for i < len(lg.times) && lg.times[i] <= cutoff {
+	for i < len(times) && times[i] <= cutoff {
 		i++
 	}
-	if extra := len(lg.times) - i - lg.limit; extra > 0 {
+	if extra := len(times) - i - limit; extra > 0 {
 		i += extra
 	}
 	// Reslicing keeps the array, which append replaces once full by one
 	// sized for the live entries: memory stays within twice the limit.
-	lg.times = lg.times[i:]
+	return times[i:]
 }
 
 // sweep drops, once a window, the logs whose newest time has left it, so
@@ -366,26 +412,28 @@ func (sh *localShard) sweep(at int64) {
 	}
 }
 
-// pop removes and returns the log of name.
-func (l *localLogs) pop(name string) []int64 {
-	_, times := l.popWithLimit(name)
+// popPending removes and returns the pending times of name.
+func (l *localLogs) popPending(name string) []int64 {
+	_, times := l.popPendingWithLimit(name)
 	return times
 }
 
-func (l *localLogs) popWithLimit(name string) (int, []int64) {
+func (l *localLogs) popPendingWithLimit(name string) (int, []int64) {
 	sh := l.shard(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	lg, ok := sh.logs[name]
-	if !ok {
+	if !ok || len(lg.pending) == 0 {
 		return 0, nil
 	}
-	delete(sh.logs, name)
-	return lg.limit, lg.times
+	p := lg.pending
+	lg.pending = nil
+	return lg.limit, p
 }
 
-// push merges times back into the log of name.
-func (l *localLogs) push(name string, limit int, times []int64) {
+// pushPending gives back pending times that Redis did not take. They are
+// still among the log's times, unless the log was swept meanwhile.
+func (l *localLogs) pushPending(name string, limit int, times []int64) {
 	if len(times) == 0 {
 		return
 	}
@@ -394,23 +442,25 @@ func (l *localLogs) push(name string, limit int, times []int64) {
 	defer sh.mu.Unlock()
 	lg := sh.logs[name]
 	if lg == nil {
-		lg = &localLog{}
+		lg = &localLog{times: slices.Clone(times)}
 		sh.logs[name] = lg
 	}
 	lg.limit = max(limit, lg.limit)
-	lg.times = append(lg.times, times...)
-	slices.Sort(lg.times)
+	lg.pending = append(lg.pending, times...)
+	slices.Sort(lg.pending)
 	lg.trim(0)
 }
 
-// names returns the names of the logs held.
-func (l *localLogs) names() []string {
+// pendingNames returns the names of the logs holding pending times.
+func (l *localLogs) pendingNames() []string {
 	var out []string
 	for i := range l.shards {
 		sh := &l.shards[i]
 		sh.mu.Lock()
-		for name := range sh.logs {
-			out = append(out, name)
+		for name, lg := range sh.logs {
+			if len(lg.pending) > 0 {
+				out = append(out, name)
+			}
 		}
 		sh.mu.Unlock()
 	}

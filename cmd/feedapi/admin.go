@@ -94,7 +94,9 @@ func adminHandler(reg *prometheus.Registry, log *slog.Logger) http.Handler {
 }
 
 // serveAdmin opens the admin listener on addr and serves h on it until
-// the returned stop is called. It logs "serving admin" with the address.
+// the returned stop is called. It logs "serving admin" with the address,
+// and a warning when that address is not a loopback one (0.0.0.0, a
+// pod's address): the profiles tell much about the process and cost CPU.
 // The server has no write timeout: a CPU profile or trace runs as long as
 // its seconds parameter asks.
 func serveAdmin(addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
@@ -111,6 +113,10 @@ func serveAdmin(addr string, h http.Handler, log *slog.Logger) (stop func(), err
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving admin", slog.String("addr", ln.Addr().String()), slog.String("paths", "/metrics /debug/pprof/"))
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		log.Warn("admin listener is not on a loopback address: /metrics and /debug/pprof/ answer, without authentication, whoever can reach it; bind it to 127.0.0.1, or let only Prometheus in with a network policy",
+			slog.String("addr", ln.Addr().String()))
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

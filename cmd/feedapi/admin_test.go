@@ -185,6 +185,9 @@ func TestAdminListener(t *testing.T) {
 	if recs := s.logs.records("serving"); len(recs) != 1 || recs[0]["addr"] == strings.TrimPrefix(s.admin, "http://") {
 		t.Errorf("want one \"serving\" line, of the API's address: %v", recs)
 	}
+	if recs := s.logs.records(adminWarning); len(recs) != 0 {
+		t.Errorf("a warning for an admin listener on loopback: %v", recs)
+	}
 	for _, path := range []string{"/v1/health", "/v1/posts?limit=1", "/v1/nope"} {
 		opsGet(t, s.base+path, free)
 	}
@@ -255,6 +258,23 @@ func TestAdminListener(t *testing.T) {
 			t.Errorf("a replica pool is reported without a replica")
 		}
 	})
+}
+
+// adminWarning is the message of the warning for an admin listener that
+// is not on loopback.
+const adminWarning = "admin listener is not on a loopback address: /metrics and /debug/pprof/ answer, without authentication, whoever can reach it; bind it to 127.0.0.1, or let only Prometheus in with a network policy"
+
+// TestAdminListenerOffLoopbackWarns: --admin-addr on every interface (or
+// any address but loopback) serves, and says at start that the profiles
+// are open to whoever reaches it.
+func TestAdminListenerOffLoopbackWarns(t *testing.T) {
+	t.Parallel()
+	_, dbURL := dbtest.NewWithURL(t)
+	s := startInProcess(t, dbURL, "--admin-addr", "0.0.0.0:0")
+	recs := s.logs.records(adminWarning)
+	if len(recs) != 1 || recs[0]["level"] != "WARN" || !strings.HasPrefix(recs[0]["addr"].(string), "0.0.0.0:") && !strings.HasPrefix(recs[0]["addr"].(string), "[::]:") {
+		t.Errorf("want one warning naming the address, got %v\n%s", recs, s.logs)
+	}
 }
 
 func TestNoAdminListenerByDefault(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +43,9 @@ func (c seedCmd) Run(ctx context.Context, g *globals) error {
 	defer bdb.Close()
 	start := time.Now()
 	stats, err := seed.Run(ctx, bdb, c.options(), g.stderr)
+	if errors.Is(err, seed.ErrNotEmpty) {
+		return fmt.Errorf("%w; run feedapi seed --reset to replace it (keys are kept)", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -57,10 +61,11 @@ func (c seedCmd) options() seed.Options {
 
 // importCmd upserts NDJSON files.
 type importCmd struct {
-	Kind   string `arg:"" enum:"posts,briefs,firehose,etf-flows" help:"What the file holds: posts, briefs, firehose or etf-flows."`
-	File   string `arg:"" optional:"" default:"-" help:"NDJSON file to read; - (the default) reads standard input."`
-	Batch  int    `default:"1000" help:"Rows per insert statement and transaction."`
-	Follow bool   `help:"Read lines as they arrive (a pipe from a scraper) and commit each one, or the few that arrived together, within milliseconds; stop at the end of the input or on SIGTERM, after committing what was read."`
+	Kind     string        `arg:"" enum:"posts,briefs,firehose,etf-flows" help:"What the file holds: posts, briefs, firehose or etf-flows."`
+	File     string        `arg:"" optional:"" default:"-" help:"NDJSON file to read; - (the default) reads standard input."`
+	Batch    int           `default:"1000" help:"Rows per insert statement and transaction."`
+	Follow   bool          `help:"Read lines as they arrive (a pipe from a scraper) and commit each one, or the few that arrived together, within milliseconds; stop at the end of the input or on SIGTERM, after committing what was read."`
+	Progress time.Duration `name:"progress-interval" default:"10s" help:"When stderr is not a terminal, how often an \"import progress\" line is logged (0: after every batch); on a terminal a status line shows the progress instead."`
 }
 
 // Run implements the command.
@@ -69,25 +74,38 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	var in io.Reader = os.Stdin
+	if c.Progress < 0 {
+		return fmt.Errorf("--progress-interval must be 0 (every batch) or more")
+	}
+	in := &countingReader{r: os.Stdin}
+	var total int64
 	if c.File != "-" {
 		f, err := os.Open(c.File)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		in = f
+		in.r = f
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			total = fi.Size()
+		}
 	}
 	bdb, err := g.open(true)
 	if err != nil {
 		return err
 	}
 	defer bdb.Close()
-	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr, Follow: c.Follow}
+	var tty io.Writer
 	if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		opts.Progress = g.stderr
+		tty = f
+	}
+	progress := newImportProgress(c.Kind, in, total, tty, g.logger, c.Progress)
+	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr, Follow: c.Follow, Progress: progress.report}
+	if tty != nil {
+		opts.Rejects = progress
 	}
 	res, err := importer.Import(ctx, bdb, kind, in, opts)
+	progress.finish()
 	if err != nil {
 		return err
 	}

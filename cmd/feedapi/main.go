@@ -10,12 +10,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
 	"github.com/uptrace/bun"
 
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/apperr"
 )
 
 const description = `feedapi serves a read-only JSON API of curated crypto news, weekly Markdown
@@ -24,7 +27,7 @@ spot-ETF flows, under /v1 (REST) and /graphql (internal dashboards).
 
 Every flag can also be set through the environment variable shown beside it.
 Quick start: "feedapi demo" migrates, seeds demo data, prints two API keys
-and serves on :8080.`
+and serves on :8080. "feedapi help COMMAND" shows a command's flags.`
 
 // cli is the command line: global flags, then one command.
 type cli struct {
@@ -37,6 +40,35 @@ type cli struct {
 	Import   importCmd   `cmd:"" help:"Upsert NDJSON data by id; bad lines are reported and skipped, the rest imported."`
 	Keys     keysCmd     `cmd:"" help:"Create, list and revoke API keys."`
 	Backfill backfillCmd `cmd:"" help:"Derive what rows written before a migration lack (coins), in batches."`
+	Help     helpCmd     `cmd:"" help:"Show this help, or a command's (feedapi help import)."`
+	Version  versionCmd  `cmd:"" help:"Print the build version."`
+}
+
+// helpCmd prints the usage, as --help does: of the whole, or of the
+// command it names.
+type helpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command to explain, e.g. import or keys create."`
+}
+
+// Run implements the command: it parses "COMMAND… --help", whose help flag
+// prints the usage and exits (run's exit hook records it); an error is
+// then only a command that does not exist.
+func (c helpCmd) Run(kctx *kong.Context, g *globals) error {
+	*g.exited = -1
+	_, err := kctx.Kong.Parse(append(slices.Clone(c.Command), "--help"))
+	if *g.exited >= 0 {
+		return nil
+	}
+	return err
+}
+
+// versionCmd prints what --version prints.
+type versionCmd struct{}
+
+// Run implements the command.
+func (versionCmd) Run(g *globals) error {
+	_, err := fmt.Fprintln(g.stdout, versionLine())
+	return err
 }
 
 // globals are the flags every command takes.
@@ -48,6 +80,7 @@ type globals struct {
 	stdout io.Writer
 	stderr io.Writer
 	logger *slog.Logger
+	exited *int // the exit code kong asked for (after --help), -1 for none
 }
 
 func main() {
@@ -71,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "feedapi:", err)
 		return 2
 	}
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(usageArgs(args))
 	if exitCode >= 0 { // --help
 		return exitCode
 	}
@@ -79,23 +112,63 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "feedapi:", err)
 		return 2
 	}
-	c.stdout, c.stderr = stdout, stderr
+	c.stdout, c.stderr, c.exited = stdout, stderr, &exitCode
 	c.logger = newLogger(stderr, c.LogLevel)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	if err := kctx.Run(&c.globals); err != nil {
-		fmt.Fprintln(stderr, "feedapi:", err)
+		fmt.Fprintln(stderr, "feedapi:", operatorMessage(err))
 		return 1
 	}
 	return 0
 }
 
+// usageArgs turns a bare "feedapi", which kong would refuse with a list of
+// commands cut short, into "feedapi --help".
+func usageArgs(args []string) []string {
+	if len(args) == 0 {
+		return []string{"--help"}
+	}
+	return args
+}
+
+// operatorMessage is err as an operator reads it: a domain error's code
+// (not_found, bad_request), which is for the API's clients, is left out.
+func operatorMessage(err error) string {
+	msg := err.Error()
+	d := apperr.As(err)
+	if d == nil {
+		return msg
+	}
+	inner := d.Error()
+	prefix, ok := strings.CutSuffix(msg, inner)
+	if !ok {
+		return msg
+	}
+	text := d.Message
+	if d.Err != nil {
+		text += ": " + d.Err.Error()
+	}
+	return prefix + text
+}
+
+// newLogger returns the JSON logger of the commands at level. Durations
+// are written as Go writes them ("5s", "1.5s"), not in nanoseconds.
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // validated by kong's enum
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: durationsAsText}))
+}
+
+// durationsAsText is the loggers' ReplaceAttr: a duration becomes its
+// text.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // open connects to the configured database for an operator command.

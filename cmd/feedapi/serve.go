@@ -37,6 +37,7 @@ type serveFlags struct {
 	DBStatementTO time.Duration  `name:"db-statement-timeout" env:"FEEDAPI_DB_STATEMENT_TIMEOUT" default:"5s" help:"Server-side limit on each SQL statement."`
 	RequestTO     time.Duration  `name:"request-timeout" env:"FEEDAPI_REQUEST_TIMEOUT" default:"1500ms" help:"Longest a request may wait on the database (connecting, queueing for a connection, querying); past it the answer is 500 internal, so that clients hear of a database outage within 2 seconds (0: no limit)."`
 	GQLMaxResp    int            `name:"graphql-max-response-bytes" env:"FEEDAPI_GRAPHQL_MAX_RESPONSE_BYTES" default:"4194304" help:"Largest /graphql response in bytes; a larger one is replaced by a bad_request error naming this limit (0: the default)."`
+	MaxPageBytes  int            `name:"max-page-bytes" env:"FEEDAPI_MAX_PAGE_BYTES" default:"4194304" help:"Most bytes of long texts (body, raw, summary_ai, content) one /v1 answer holds, at least 1048576: a page ends early, with has_more and a cursor, before it would pass it; an item alone over it is a 400 naming the parameter to turn off (0: the default)."`
 	ShutdownGrace time.Duration  `name:"shutdown-grace" env:"FEEDAPI_SHUTDOWN_GRACE" default:"20s" help:"On SIGTERM, how long in-flight requests may take to finish."`
 	AdminAddr     string         `name:"admin-addr" env:"FEEDAPI_ADMIN_ADDR" help:"Address of the admin listener, which serves /metrics (Prometheus) and /debug/pprof/, e.g. 127.0.0.1:9090; never expose it publicly. Empty: no admin listener."`
 	ReplicaURL    string         `name:"database-replica-url" env:"DATABASE_REPLICA_URL" help:"PostgreSQL URL of a read replica; when set the API's queries read from it, API keys from --database-url or, while that does not answer, from the replica; health pings both."`
@@ -197,7 +198,7 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
-			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp}},
+			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp, MaxPageBytes: c.MaxPageBytes}},
 		Live:             feeds,
 		Keys:             keySvc,
 		ETFEnabled:       c.ETFEnabled,

@@ -2,7 +2,8 @@
 // $eth) and the names and tickers of a curated list of the most traded
 // assets (coins.json, the one reviewed data file), without false friends
 // (the word "link" is not Chainlink, "SOL" inside another word is not
-// Solana, "ETH Zurich" is a university). It is a pure function package:
+// Solana, "ETH Zurich" is a university, "A TON OF" in a shouted headline is
+// not Toncoin). It is a pure function package:
 // the importer and the seed call it when they write an item.
 package coins
 
@@ -25,6 +26,9 @@ type Coin struct {
 	Names       []string `json:"names"`
 	Cased       []string `json:"cased"`
 	CashtagOnly bool     `json:"cashtag_only"`
+	// CapsWord: the ticker is also a word that text in capitals writes
+	// the same way (TON, DOT, ARB); in such a text it does not count bare.
+	CapsWord bool `json:"caps_word"`
 }
 
 // list is the parsed coins.json.
@@ -210,8 +214,9 @@ func words(s string) func(yield func(token) bool) {
 }
 
 // shouting reports whether s is written in capitals (a headline in upper
-// case), where an upper-case word is not a ticker: at least 20 letters, of
-// which at least 80% are upper case.
+// case), where an upper-case word is a ticker only if it is no word too
+// (Coin.CapsWord): at least 20 letters, of which at least 80% are upper
+// case.
 func shouting(s string) bool {
 	letters, upper := 0, 0
 	for i := 0; i < len(s); {
@@ -278,7 +283,7 @@ func (e *Extractor) extract(s string, found []string) []string {
 			skip = len(r.tokens) - 1
 			return
 		}
-		if c, ok := e.tickers[t.text]; ok && !c.CashtagOnly && !loud {
+		if c, ok := e.tickers[t.text]; ok && !c.CashtagOnly && !(loud && c.CapsWord) {
 			found = append(found, c.Ticker)
 		}
 	}

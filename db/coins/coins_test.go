@@ -66,6 +66,34 @@ func TestExtract(t *testing.T) {
 		{"digits in tickers", []string{"$1INCH governance vote passes"}, []string{"1INCH"}},
 		{"uniswap", []string{"Uniswap fee switch vote; UNI holders cheer"}, []string{"UNI"}},
 		{"uni lower case", []string{"Back to uni: students and crypto"}, nil},
+
+		// Headlines in capitals: tickers count unless they are words too
+		// (caps_word), names count, cased names and cashtag-only tickers
+		// do not.
+		{"shouted ticker", []string{"*SEC APPROVES CBOE BZX LISTING OF 21SHARES'S SPOT SUI ETF"}, []string{"SUI"}},
+		{"shouted cashtag", []string{"JUST IN: $SUI SPOT ETF APPROVED BY THE SEC"}, []string{"SUI"}},
+		{"shouted tickers", []string{"BREAKING: BTC AND ETH ETFS DRAW RECORD INFLOWS AS XRP RALLIES"}, []string{"BTC", "ETH", "XRP"}},
+		{"shouted tickers beside words", []string{"SPOT SOL ETF FILINGS PILE UP AS TRX AND LTC FOLLOW"}, []string{"LTC", "SOL", "TRX"}},
+		{"shouted common words", []string{"THE SUN WILL LINK NEAR ONE GAS FIELD TO THE GRID, SAYS DOGE"}, nil},
+		{"a ton of", []string{"A TON OF SELLING HITS RISK ASSETS ACROSS THE BOARD"}, nil},
+		{"DOT the department", []string{"DOT ORDERS AIRLINES TO REFUND PASSENGERS FOR DELAYS"}, nil},
+		{"AI hype", []string{"AI HYPE DRIVES NASDAQ TO A RECORD HIGH, ANALYSTS SAY"}, nil},
+		{"not one iota", []string{"NOT ONE IOTA OF EVIDENCE, SAYS THE DEFENCE"}, nil},
+		{"algo trading", []string{"ALGO TRADING FIRMS PROFIT FROM THE VOLATILITY"}, nil},
+		{"APT group", []string{"NORTH KOREAN APT GROUP BEHIND EXCHANGE HACK, FBI SAYS"}, nil},
+		{"ADA the act", []string{"DOJ SETTLES ADA CASE WITH A NATIONAL HOTEL CHAIN"}, nil},
+		{"gala dinner", []string{"GALA DINNER RAISES MILLIONS FOR CHILDREN'S CHARITY"}, nil},
+		{"theta decay", []string{"OPTIONS DESKS WARN OF THETA DECAY INTO FRIDAY EXPIRY"}, nil},
+		{"CRO the officer", []string{"BANK NAMES NEW CRO AFTER REVENUE MISS"}, nil},
+		{"shouted ripple effect", []string{"RIPPLE EFFECT OF RATE HIKES HITS GLOBAL STOCKS"}, nil},
+		{"shouted avalanche", []string{"AN AVALANCHE OF LIQUIDATIONS HITS LONGS OVERNIGHT"}, nil},
+		{"shouted stellar", []string{"STELLAR EARNINGS LIFT TECH SHARES TO A RECORD"}, nil},
+		{"shouted Ripple Labs", []string{"RIPPLE LABS WINS APPEAL AGAINST THE SEC"}, []string{"XRP"}},
+		{"shouted word ticker by its cashtag", []string{"BREAKING: $TON SURGES AS TELEGRAM WALLET LAUNCHES"}, []string{"TON"}},
+		{"shouted word ticker by its name", []string{"TONCOIN AND POLKADOT LEAD ALTCOINS HIGHER TODAY"}, []string{"DOT", "TON"}},
+		{"word tickers outside capitals", []string{"TON and DOT rally as altcoins rebound"}, []string{"DOT", "TON"}},
+		{"shouted sui generis", []string{"COURT CALLS THE CASE SUI GENERIS AND DISMISSES ALL CLAIMS"}, nil},
+		{"Sui generis at the start", []string{"Sui generis rules apply here, says the court"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,6 +115,24 @@ func TestListIsWellFormed(t *testing.T) {
 		// Every entry is found by its cashtag, whatever its other rules.
 		if got := e.Extract("$" + strings.ToLower(c.Ticker) + " moves"); !slices.Equal(got, []string{c.Ticker}) {
 			t.Errorf("cashtag of %s: got %q", c.Ticker, got)
+		}
+		if c.CashtagOnly && c.CapsWord {
+			t.Errorf("%s is cashtag_only and caps_word: caps_word says nothing more", c.Ticker)
+		}
+		// A bare ticker counts unless cashtag-only, and in a text in
+		// capitals unless it is a word too.
+		var want []string
+		if !c.CashtagOnly {
+			want = []string{c.Ticker}
+		}
+		if got := e.Extract(c.Ticker + " rallies while the wider market waits for the Fed"); !slices.Equal(got, want) {
+			t.Errorf("bare %s: got %q, want %q", c.Ticker, got, want)
+		}
+		if c.CapsWord {
+			want = nil
+		}
+		if got := e.Extract("BREAKING: " + c.Ticker + " RALLIES WHILE THE WIDER MARKET WAITS"); !slices.Equal(got, want) {
+			t.Errorf("bare %s in capitals: got %q, want %q", c.Ticker, got, want)
 		}
 	}
 }

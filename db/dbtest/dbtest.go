@@ -12,6 +12,8 @@ package dbtest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -38,18 +40,58 @@ var (
 	serverURL   string
 	template    string
 	dbCounter   atomic.Int64
-	namePrefix  = "feedapi_t" + strconv.Itoa(os.Getpid()) + "_"
-	leftoverRe  = regexp.MustCompile(`^feedapi_t(\d+)_`)
+	runID       = newRunID()
+	namePrefix  = "feedapi_t" + runID + "_"
+	runNameRe   = regexp.MustCompile(`^feedapi_t([0-9a-f]{16})_`)
 	adminConnMu sync.Mutex
+	// owner is the session that holds this run's lock (runLock) while
+	// the run lasts; nil until the first database is made.
+	owner *pgx.Conn
 )
 
-// Main runs the tests and drops the template afterwards.
+// Ownership of test databases. A run (one test binary) names its
+// databases feedapi_t<run id>_<n>, the run id 64 random bits, and before
+// it creates any it takes a session-level advisory lock keyed by its run
+// id, on a connection it keeps open until it ends. PostgreSQL frees the
+// lock when that session ends, however the process ends (or its machine,
+// once the server notices the connection is gone). So a run that finds
+// another run's databases can tell, by trying to take that run's lock,
+// whether their owner still runs, wherever it runs: only the databases
+// of a run whose lock is free are abandoned, and it drops those holding
+// the lock itself, so that two runs never drop them at once. Databases
+// named otherwise (the pid naming of earlier versions among them) are
+// never dropped.
+
+// newRunID returns 16 hex digits of randomness.
+func newRunID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// runLock is the advisory lock key of the run with id run: the id's bits,
+// taken in the postgres database by every run.
+func runLock(run string) int64 {
+	n, err := strconv.ParseUint(run, 16, 64)
+	if err != nil {
+		panic(fmt.Sprintf("dbtest: run id %q: %v", run, err))
+	}
+	return int64(n)
+}
+
+// Main runs the tests, drops the template afterwards and ends the run's
+// ownership of its databases.
 func Main(m *testing.M) int {
 	code := m.Run()
 	if template != "" {
 		if err := dropDatabase(context.Background(), template); err != nil {
 			fmt.Fprintln(os.Stderr, "dbtest:", err)
 		}
+	}
+	if owner != nil {
+		owner.Close(context.Background())
 	}
 	return code
 }
@@ -122,16 +164,22 @@ func serverURLFromEnv() string {
 	return DefaultServerURL
 }
 
-// setup checks the server, removes databases left by crashed test runs, and
-// builds this binary's template.
+// setup checks the server, takes this run's lock, removes the databases
+// of abandoned runs, and builds this binary's template.
 func setup(ctx context.Context) error {
 	serverURL = serverURLFromEnv()
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := adminExec(pingCtx, "SELECT 1"); err != nil {
+	conn, err := adminConn(pingCtx)
+	if err != nil {
 		return fmt.Errorf("PostgreSQL is not reachable at %s (set DATABASE_URL, or start it with "+
 			"`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`): %w", serverURL, err)
 	}
+	if _, err := conn.Exec(pingCtx, "SELECT pg_advisory_lock($1)", runLock(runID)); err != nil {
+		conn.Close(ctx)
+		return fmt.Errorf("take the run's lock: %w", err)
+	}
+	owner = conn
 	dropLeftovers(ctx)
 
 	template = namePrefix + "template"
@@ -153,7 +201,8 @@ func setup(ctx context.Context) error {
 	return nil
 }
 
-// dropLeftovers drops test databases whose creating process no longer runs.
+// dropLeftovers drops the databases of abandoned runs: those named by a
+// run whose lock is free (see runLock).
 func dropLeftovers(ctx context.Context) {
 	conn, err := adminConn(ctx)
 	if err != nil {
@@ -165,15 +214,21 @@ func dropLeftovers(ctx context.Context) {
 		return
 	}
 	names, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+	byRun := map[string][]string{}
 	for _, name := range names {
-		m := leftoverRe.FindStringSubmatch(name)
-		if m == nil {
-			continue
+		if m := runNameRe.FindStringSubmatch(name); m != nil && m[1] != runID {
+			byRun[m[1]] = append(byRun[m[1]], name)
 		}
-		if _, err := os.Stat("/proc/" + m[1]); err == nil {
-			continue // still running
+	}
+	for run, names := range byRun {
+		var free bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", runLock(run)).Scan(&free); err != nil || !free {
+			continue // its owner runs (or the server did not say)
 		}
-		_ = dropDatabase(ctx, name)
+		for _, name := range names {
+			_ = dropDatabase(ctx, name)
+		}
+		_, _ = conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", runLock(run))
 	}
 }
 

@@ -90,7 +90,9 @@ func backfillSide(ctx context.Context, bdb *bun.DB, t backfillTable, batch int, 
 		}
 		total += n
 		last = *upTo
-		if progress != nil {
+		// A batch that added nothing (the usual case, the side rows being
+		// there) is not worth a line.
+		if progress != nil && n > 0 {
 			fmt.Fprintf(progress, "%s: %d side rows added (up to id %d)\n", t.side, total, last)
 		}
 	}
@@ -149,7 +151,7 @@ func backfillTableCoins(ctx context.Context, bdb *bun.DB, t backfillTable, batch
 		n, _ := res.RowsAffected()
 		total += int(n)
 		last = rows[len(rows)-1].ID
-		if progress != nil {
+		if progress != nil && n > 0 {
 			fmt.Fprintf(progress, "%s: %d rows derived (up to id %d)\n", t.name, total, last)
 		}
 	}

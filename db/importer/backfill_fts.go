@@ -48,7 +48,7 @@ func BackfillFTS(ctx context.Context, bdb *bun.DB, batch int, progress io.Writer
 			}
 			total += n
 			last = hi
-			if progress != nil {
+			if progress != nil && n > 0 {
 				fmt.Fprintf(progress, "%s: %d rows filled (up to id %d)\n", t.name, total, last)
 			}
 		}

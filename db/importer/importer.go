@@ -33,7 +33,6 @@ const (
 	defaultBatchSize = 1000
 	maxLineBytes     = 1 << 20  // longer lines are rejected, not read into memory
 	maxBatchBytes    = 32 << 20 // a batch is written early when its lines reach this size
-	progressEvery    = 10000    // lines read between two progress lines
 )
 
 // Options tunes an import. The zero value is usable.
@@ -41,9 +40,10 @@ type Options struct {
 	// BatchSize is the number of rows per INSERT statement, each batch in its
 	// own transaction (default 1000).
 	BatchSize int
-	// Progress, when not nil, receives a line after about every 10,000 lines
-	// read (when a batch is written) and a final summary.
-	Progress io.Writer
+	// Progress, when not nil, is called with the counts so far each time a
+	// batch has been written (every BatchSize lines or so), from the
+	// goroutine that called Import; the caller paces what it shows.
+	Progress func(Result)
 	// Rejects, when not nil, receives "line N: field: problem" for each
 	// rejected line, in line order.
 	Rejects io.Writer
@@ -129,8 +129,7 @@ type importer[T any, K comparable] struct {
 	bdb  *bun.DB
 	opts Options
 
-	result   Result
-	reported int // result.Read at the last progress line
+	result Result
 
 	rows     []T
 	lines    []int     // line number of each row
@@ -157,7 +156,6 @@ func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opt
 	if err := read(ctx, r); err != nil {
 		return im.result, fmt.Errorf("import %s: %w", res.kind, err)
 	}
-	im.progress("done, ")
 	return im.result, nil
 }
 
@@ -442,7 +440,7 @@ func waitFor[T any, K comparable](ctx context.Context, b *batch[T, K]) error {
 }
 
 // settle waits for b to be written, then counts it and reports the
-// rejects of its lines in line order and, every so often, the progress.
+// rejects of its lines in line order, and the progress.
 func (im *importer[T, K]) settle(b *batch[T, K]) error {
 	<-b.done
 	if b.err != nil {
@@ -460,8 +458,8 @@ func (im *importer[T, K]) settle(b *batch[T, K]) error {
 	if err := im.writeRejects(append(b.rejects, b.late...)); err != nil {
 		return err
 	}
-	if im.result.Read-im.reported >= progressEvery {
-		im.progress("")
+	if im.opts.Progress != nil {
+		im.opts.Progress(im.result)
 	}
 	return nil
 }
@@ -474,14 +472,6 @@ func (im *importer[T, K]) writeRejects(rejects []reject) error {
 		}
 	}
 	return nil
-}
-
-func (im *importer[T, K]) progress(prefix string) {
-	im.reported = im.result.Read
-	if im.opts.Progress != nil {
-		fmt.Fprintf(im.opts.Progress, "%s: %s%d lines read, %d imported, %d rejected\n",
-			im.res.kind, prefix, im.result.Read, im.result.Imported, im.result.Rejected)
-	}
 }
 
 // upsert inserts rows, or updates the rows with the same primary key, in one

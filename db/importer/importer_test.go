@@ -341,6 +341,10 @@ func TestImportRejectsBadLines(t *testing.T) {
 		{"NUL in raw", posts, line(postBase, `"raw":{"a":["x\u0000"]}`), "raw: must not contain NUL characters"},
 		{"NUL in a raw key", posts, line(postBase, `"raw":{"a\u0000":1}`), "raw: must not contain NUL characters"},
 		{"raw number beyond numeric", posts, line(postBase, `"raw":{"n":1e200000}`), "raw: number 1e200000 is out of range"},
+		{"raw nested 9000 levels deep", posts, line(postBase, `"raw":{"a":`+strings.Repeat("[", 8999)+strings.Repeat("]", 8999)+`}`),
+			"raw: nested 9000 levels deep, more than the 64 allowed"},
+		{"raw that writes out too long", posts, line(postBase, `"raw":{"n":[`+strings.Repeat("1e100000,", 30)+`1]}`),
+			"raw: is 3000100 bytes long as served (with a space after each : and , and numbers written out in full), more than the 2097152 allowed"},
 		{"impossible date", briefs, line(briefBase, `"week_start":"2031-02-29"`), "week_start: must be a calendar date YYYY-MM-DD"},
 		{"date with a time", briefs, line(briefBase, `"week_end":"2031-01-12T00:00:00Z"`), "week_end: must be a calendar date YYYY-MM-DD"},
 		{"short date", briefs, line(briefBase, `"week_start":"2031-1-6"`), "week_start: must be a calendar date YYYY-MM-DD"},
@@ -362,7 +366,9 @@ func TestImportRejectsBadLines(t *testing.T) {
 		{"exponent in a string", etf, line(etfBase, `"value_traded":"1E9"`), "value_traded: must be a decimal amount with at most two decimals and no exponent"},
 		{"money as text", etf, line(etfBase, `"value_traded":"lots"`), "value_traded: must be a decimal amount with at most two decimals and no exponent"},
 		{"money as boolean", etf, line(etfBase, `"value_traded":true`), "value_traded: must be a decimal amount with at most two decimals and no exponent"},
-		{"money beyond range", etf, line(etfBase, `"net_assets":1000000000000000`), "net_assets: must be a decimal amount with at most two decimals and no exponent"},
+		{"money beyond range", etf, line(etfBase, `"net_assets":1000000000000000`), "net_assets: is too large: at most 14 digits before the point (±99999999999999.99)"},
+		{"money of twenty digits", etf, line(etfBase, `"net_assets":99999999999999999999.99`), "net_assets: is too large: at most 14 digits before the point (±99999999999999.99)"},
+		{"money too large and with three decimals", etf, line(etfBase, `"net_assets":"99999999999999999999.999"`), "net_assets: must be a decimal amount with at most two decimals and no exponent"},
 		{"missing updated_at", etf, line(etfBase, `-updated_at`), "updated_at: required"},
 	}
 	for _, tt := range tests {
@@ -707,16 +713,18 @@ func TestImportBatches(t *testing.T) {
 	for id := 10000001; id <= 10000005; id++ {
 		lines = append(lines, line(postBase, fmt.Sprintf(`"id":%d`, id)))
 	}
-	var progress strings.Builder
-	res, rejects := run(t, bdb, importer.KindPosts, importer.Options{BatchSize: 2, Progress: &progress}, lines...)
+	var progress []importer.Result
+	res, rejects := run(t, bdb, importer.KindPosts, importer.Options{BatchSize: 2, Progress: func(r importer.Result) { progress = append(progress, r) }}, lines...)
 	if want := (importer.Result{Read: 5, Imported: 5}); res != want || rejects != "" {
 		t.Errorf("result: got %+v %q, want %+v", res, rejects, want)
 	}
 	if got := ownPosts(t, bdb); got != 5 {
 		t.Errorf("rows: got %d, want 5", got)
 	}
-	if got, want := progress.String(), "posts: done, 5 lines read, 5 imported, 0 rejected\n"; got != want {
-		t.Errorf("progress: got %q, want %q", got, want)
+	// One report per batch of two written, while the next batch is read,
+	// the last with every line.
+	if got, want := fmt.Sprint(progress), "[{4 2 0} {5 4 0} {5 5 0}]"; got != want {
+		t.Errorf("progress: got %s, want %s", got, want)
 	}
 }
 

@@ -321,7 +321,11 @@ func (o *object) money(name string) db.Money {
 		}
 	}
 	m, err := db.ParseMoney(s)
-	if err != nil {
+	switch {
+	case errors.Is(err, db.ErrMoneyRange):
+		o.fail(name, "is too large: at most %d digits before the point (±%s.99)", db.MaxMoneyDigits, strings.Repeat("9", db.MaxMoneyDigits))
+		return 0
+	case err != nil:
 		o.fail(name, "must be a decimal amount with at most two decimals and no exponent")
 		return 0
 	}
@@ -364,13 +368,31 @@ func join[S ~string](values []S) string {
 	return strings.Join(s, ", ")
 }
 
+// The bounds of raw beyond what jsonb refuses. A payload nested deeper
+// than maxRawDepth is served as stored and breaks common clients' parsers
+// (Python's stops at about a thousand levels, Rust's serde_json at 128).
+// PostgreSQL writes raw out longer than it came in (a space after each
+// colon and comma, and every number in full: 1e100000 is a hundred
+// thousand digits), and the API serves it so: maxRawServed bounds that
+// length, so that no item's raw is beyond what one page may hold.
+const (
+	maxRawDepth  = 64
+	maxRawServed = 2 * maxLineBytes
+)
+
 // jsonObject reads an optional JSON object (absent or null give {}) and
 // returns it re-encoded in a form jsonb accepts, refusing what jsonb cannot
-// hold: NUL characters and numbers beyond numeric's range.
+// hold (NUL characters, numbers beyond numeric's range) and what the API
+// would not serve well: nesting deeper than maxRawDepth, a text form
+// longer than maxRawServed.
 func (o *object) jsonObject(name string) json.RawMessage {
 	v, ok := o.take(name)
 	if !ok {
 		return json.RawMessage("{}")
+	}
+	if depth := jsonDepth(v); depth > maxRawDepth {
+		o.fail(name, "nested %d levels deep, more than the %d allowed", depth, maxRawDepth)
+		return nil
 	}
 	var obj map[string]any
 	dec := json.NewDecoder(bytes.NewReader(v))
@@ -379,8 +401,13 @@ func (o *object) jsonObject(name string) json.RawMessage {
 		o.fail(name, "must be a JSON object")
 		return nil
 	}
-	if problem := jsonbProblem(obj); problem != "" {
+	served, problem := jsonbShape(obj)
+	if problem != "" {
 		o.fail(name, "%s", problem)
+		return nil
+	}
+	if served > maxRawServed {
+		o.fail(name, "is %d bytes long as served (with a space after each : and , and numbers written out in full), more than the %d allowed", served, maxRawServed)
 		return nil
 	}
 	// Re-encoding replaces lone UTF-16 surrogates (\ud800), which jsonb refuses,
@@ -395,34 +422,118 @@ func (o *object) jsonObject(name string) json.RawMessage {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// jsonbProblem walks a decoded JSON value for what PostgreSQL's jsonb refuses.
-func jsonbProblem(v any) string {
-	switch v := v.(type) {
-	case string:
-		if strings.ContainsRune(v, 0) {
-			return "must not contain NUL characters"
-		}
-	case json.Number:
-		if !numericFits(string(v)) {
-			return "number " + string(v) + " is out of range"
-		}
-	case []any:
-		for _, e := range v {
-			if p := jsonbProblem(e); p != "" {
-				return p
-			}
-		}
-	case map[string]any:
-		for k, e := range v {
-			if p := jsonbProblem(k); p != "" {
-				return p
-			}
-			if p := jsonbProblem(e); p != "" {
-				return p
-			}
+// jsonDepth returns how deeply the valid JSON value v nests objects and
+// arrays (0 for a scalar), without decoding it.
+func jsonDepth(v []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"':
+			i = stringEnd(v, i) - 1
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
 		}
 	}
-	return ""
+	return deepest
+}
+
+// jsonbShape walks a decoded JSON value for what PostgreSQL's jsonb
+// refuses, and returns the length of the text jsonb writes for it (what
+// the API serves): members "k": v and elements joined by ", ", strings
+// escaped as jsonb escapes them, numbers as numeric writes them.
+func jsonbShape(v any) (int, string) {
+	switch v := v.(type) {
+	case nil:
+		return len("null"), ""
+	case bool:
+		if v {
+			return len("true"), ""
+		}
+		return len("false"), ""
+	case string:
+		if strings.ContainsRune(v, 0) {
+			return 0, "must not contain NUL characters"
+		}
+		return jsonbStringLen(v), ""
+	case json.Number:
+		n, ok := numericLen(string(v))
+		if !ok {
+			return 0, "number " + string(v) + " is out of range"
+		}
+		return n, ""
+	case []any:
+		n := len("[]") + max(len(v)-1, 0)*len(", ")
+		for _, e := range v {
+			m, p := jsonbShape(e)
+			if p != "" {
+				return 0, p
+			}
+			n += m
+		}
+		return n, ""
+	case map[string]any:
+		n := len("{}") + max(len(v)-1, 0)*len(", ")
+		for k, e := range v {
+			kn, p := jsonbShape(k)
+			if p != "" {
+				return 0, p
+			}
+			m, p := jsonbShape(e)
+			if p != "" {
+				return 0, p
+			}
+			n += kn + len(": ") + m
+		}
+		return n, ""
+	}
+	return 0, fmt.Sprintf("unexpected JSON value %T", v)
+}
+
+// jsonbStringLen is the length of s as jsonb writes it: quoted, with \b,
+// \f, \n, \r, \t, \" and \\ escaped in two bytes and the other control
+// characters in six (\u001f).
+func jsonbStringLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t' || c == '"' || c == '\\':
+			n++
+		case c < 0x20:
+			n += 5
+		}
+	}
+	return n
+}
+
+// numericLen returns the length of the JSON number n as PostgreSQL's
+// numeric writes it (no exponent: the digits before the point, at least
+// one, then the point and the scale's digits, a sign only when not zero),
+// and whether it fits numeric at all (numericFits).
+func numericLen(n string) (int, bool) {
+	if !numericFits(n) {
+		return 0, false
+	}
+	neg := strings.HasPrefix(n, "-")
+	mantissa, exp, _ := strings.Cut(strings.ToLower(strings.TrimPrefix(n, "-")), "e")
+	e, _ := strconv.ParseInt(exp, 10, 32) // numericFits parsed it
+	whole, frac, _ := strings.Cut(mantissa, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	scale := max(int64(len(frac))-e, 0)
+	intLen := int64(1)
+	if digits != "" {
+		intLen = max(int64(len(digits))-int64(len(frac))+e, 1)
+	}
+	out := intLen
+	if scale > 0 {
+		out += 1 + scale
+	}
+	if neg && digits != "" {
+		out++
+	}
+	return int(out), true
 }
 
 // numericFits reports whether a JSON number fits PostgreSQL's numeric: at most

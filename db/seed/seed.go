@@ -202,7 +202,7 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	}
 	if len(full) > 0 {
 		if !p.opts.Reset {
-			return fmt.Errorf("seed: %w (%s not empty); reset to replace it", ErrNotEmpty, strings.Join(full, ", "))
+			return fmt.Errorf("seed: %w (%s not empty)", ErrNotEmpty, strings.Join(full, ", "))
 		}
 		if _, err := tx.Exec(ctx, "TRUNCATE "+strings.Join(feedTables, ", ")); err != nil {
 			return fmt.Errorf("seed: truncate: %w", err)

@@ -5,6 +5,7 @@ package scalar
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -106,6 +107,10 @@ func UnmarshalJSON(v any) (json.RawMessage, error) {
 
 func parseMoney(s string) (db.Money, error) {
 	m, err := db.ParseMoney(s)
+	if errors.Is(err, db.ErrMoneyRange) {
+		return 0, &apperr.Error{Code: apperr.BadRequest, Err: err,
+			Message: fmt.Sprintf("Money must be at most %d digits before the point", db.MaxMoneyDigits)}
+	}
 	if err != nil {
 		return 0, &apperr.Error{Code: apperr.BadRequest, Message: "Money must be a plain decimal with at most two fraction digits", Err: err}
 	}

@@ -981,7 +981,7 @@ type OpenAPIDocumentOpenapi string
 
 // Pagination Where the next, older page starts. While `has_more` is true, `next_cursor` is a non-empty string; on the last page `has_more` is false and `next_cursor` null.
 type Pagination struct {
-	// HasMore Whether an older page follows.
+	// HasMore Whether an older page follows. True also on a page that ended early at its size bound, with fewer than `limit` items.
 	HasMore bool `json:"has_more"`
 
 	// NextCursor Pass as `cursor` to get the next page; null on the last page (when `has_more` is false).
@@ -1479,7 +1479,7 @@ type ListPostsParams struct {
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
-	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	// IncludeRaw Whether posts carry `raw`, the source payload. Large payloads make pages end early (see Pagination); a post whose payload alone is over a page's size bound gives 400 naming this parameter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
 
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
@@ -1515,7 +1515,7 @@ type HeadListPostsParams struct {
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
-	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	// IncludeRaw Whether posts carry `raw`, the source payload. Large payloads make pages end early (see Pagination); a post whose payload alone is over a page's size bound gives 400 naming this parameter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
 
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
@@ -1539,7 +1539,7 @@ type StreamPostsParams struct {
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
-	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	// IncludeRaw Whether posts carry `raw`, the source payload. Large payloads make pages end early (see Pagination); a post whose payload alone is over a page's size bound gives 400 naming this parameter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
 
 	// Cursor Resume after this event: the `id` of an event of this stream (the `Last-Event-ID` header, which browsers send when they reconnect, takes precedence). Without it, and without `since`, the stream starts with the items that arrive from now on. An undecodable or foreign position gives 400.
@@ -1551,7 +1551,7 @@ type StreamPostsParams struct {
 
 // GetPostParams defines parameters for GetPost.
 type GetPostParams struct {
-	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	// IncludeRaw Whether posts carry `raw`, the source payload. Large payloads make pages end early (see Pagination); a post whose payload alone is over a page's size bound gives 400 naming this parameter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
 
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
@@ -1560,7 +1560,7 @@ type GetPostParams struct {
 
 // HeadGetPostParams defines parameters for HeadGetPost.
 type HeadGetPostParams struct {
-	// IncludeRaw Whether posts carry `raw`, the source payload. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	// IncludeRaw Whether posts carry `raw`, the source payload. Large payloads make pages end early (see Pagination); a post whose payload alone is over a page's size bound gives 400 naming this parameter. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeRaw *IncludeRaw `form:"include_raw,omitempty" json:"include_raw,omitempty"`
 
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
