@@ -169,7 +169,7 @@ func TestSlowAnswerIsSentWhole(t *testing.T) {
 		// allows in all: by construction, not by a guess at a slow query.
 		time.Sleep(3 * timeout)
 		a.handler.ServeHTTP(w, r)
-	}))
+	}), 0)
 	srv.WriteTimeout = timeout
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
