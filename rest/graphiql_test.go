@@ -269,7 +269,9 @@ es.addEventListener("post", (e) => { document.getElementById("log").textContent 
 		r.Header.Set("Authorization", "Bearer "+key)
 		proxy.ServeHTTP(w, r)
 	}))
-	defer front.Close()
+	// Closed after the browser (cleanups run last first): Close waits for
+	// the browser's stream to end.
+	t.Cleanup(front.Close)
 
 	ctx := browserTab(t, bin)
 	if err := chromedp.Do(ctx, chromedp.Navigate(front.URL+"/")); err != nil {
