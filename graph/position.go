@@ -121,15 +121,19 @@ type afterRead[T any] struct {
 }
 
 // readAfter reads the rows of kind that became visible after afterPosition
-// with read, charging their texts to the operation.
+// with read, bounded in bytes like the list's pages and charging their
+// texts to the operation; item names the rows in errors ("post") and
+// selected their long texts that are read.
 func readAfter[T any](ctx context.Context, r *Resolver, kind, streamConn, afterConn string, a pageArgs, afterPosition string,
-	read func(context.Context, db.StreamRange) ([]T, bool, error), pos func(*T) int64, texts map[string]func(*T) int) (afterRead[T], error) {
+	read func(context.Context, db.StreamRange) ([]T, bool, error), pos func(*T) int64, texts map[string]func(*T) int,
+	item string, selected []string) (afterRead[T], error) {
 	pp, err := r.positionArgs(ctx, kind, streamConn, afterConn, a, afterPosition)
 	if err != nil {
 		return afterRead[T]{}, err
 	}
+	pp.rg.MaxBytes = readBudget(ctx)
 	rows, more, err := read(ctx, pp.rg)
-	if err != nil {
+	if err := boundedRead(ctx, err, len(rows), pp.rg.Limit, more, item, selected); err != nil {
 		return afterRead[T]{}, err
 	}
 	if err := chargeItems(ctx, rows, texts); err != nil {
@@ -152,7 +156,7 @@ func (r *Resolver) postsAfter(ctx context.Context, f db.PostFilter, a pageArgs, 
 		func(ctx context.Context, rg db.StreamRange) ([]db.Post, bool, error) {
 			return r.store.StreamPosts(ctx, f, rg)
 		},
-		func(p *db.Post) int64 { return p.StreamPos }, postTexts)
+		func(p *db.Post) int64 { return p.StreamPos }, postTexts, "post", selectedOptional(postOptional, f.Omit))
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +174,7 @@ func (r *Resolver) firehoseAfter(ctx context.Context, f db.FirehoseFilter, a pag
 		func(ctx context.Context, rg db.StreamRange) ([]db.FirehoseMessage, bool, error) {
 			return r.store.StreamFirehose(ctx, f, rg)
 		},
-		func(m *db.FirehoseMessage) int64 { return m.StreamPos }, firehoseTexts)
+		func(m *db.FirehoseMessage) int64 { return m.StreamPos }, firehoseTexts, "firehose message", selectedOptional(firehoseOptional, f.Omit))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/feedapi/feedapi/db"
@@ -35,7 +36,7 @@ type streamRows[T any] struct {
 // current end, or with since the position before the first row created at
 // or after it), at most limit rows, with rows (the store's read of the
 // kind's filtered stream) and pos (a row's position).
-func readStream[T any](ctx context.Context, store *db.Store, kind string, after int64, since time.Time, limit int,
+func readStream[T any](ctx context.Context, store *db.Store, kind string, after int64, since time.Time, limit int, maxBytes int64,
 	rows func(context.Context, db.StreamRange) ([]T, bool, error), pos func(*T) int64) (streamRows[T], error) {
 	// The bound first: every row below it is visible to the reads after it
 	// (db/stream.go).
@@ -56,7 +57,15 @@ func readStream[T any](ctx context.Context, store *db.Store, kind string, after 
 		out.next = bound - 1
 		return out, nil
 	}
-	if out.rows, out.more, err = rows(ctx, db.StreamRange{After: after, Bound: bound, Limit: limit}); err != nil {
+	rg := db.StreamRange{After: after, Bound: bound, Limit: limit, MaxBytes: maxBytes}
+	out.rows, out.more, err = rows(ctx, rg)
+	if tl := (*db.TooLargeError)(nil); errors.As(err, &tl) {
+		// An item whose long texts alone are over the budget is read, and
+		// sent, by itself: a stream cannot skip it, and import bounds it.
+		rg.Limit, rg.MaxBytes = 1, 0
+		out.rows, out.more, err = rows(ctx, rg)
+	}
+	if err != nil {
 		return streamRows[T]{}, err
 	}
 	switch {
@@ -95,7 +104,8 @@ func (r *Resolver) postStream(ctx context.Context, f db.PostFilter, after *strin
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.readPosts(ctx, f, pos, limit)
+	f.Omit = unselectedColumns(ctx, postOptional)
+	res, err := r.readPosts(ctx, f, pos, limit, readBudget(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +126,8 @@ func (r *Resolver) firehoseStream(ctx context.Context, f db.FirehoseFilter, afte
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.readFirehose(ctx, f, pos, limit)
+	f.Omit = unselectedColumns(ctx, firehoseOptional)
+	res, err := r.readFirehose(ctx, f, pos, limit, readBudget(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -131,16 +142,20 @@ func (r *Resolver) firehoseStream(ctx context.Context, f db.FirehoseFilter, afte
 	return out, nil
 }
 
-func (r *Resolver) readPosts(ctx context.Context, f db.PostFilter, after int64, limit int) (streamRows[db.Post], error) {
-	return readStream(ctx, r.store, live.KindPosts, after, f.Since, limit,
+// readPosts reads the stream of posts after after, at most limit of them
+// and, when maxBytes is positive, at most maxBytes of their long texts (but
+// always one).
+func (r *Resolver) readPosts(ctx context.Context, f db.PostFilter, after int64, limit int, maxBytes int64) (streamRows[db.Post], error) {
+	return readStream(ctx, r.store, live.KindPosts, after, f.Since, limit, maxBytes,
 		func(ctx context.Context, rg db.StreamRange) ([]db.Post, bool, error) {
 			return r.store.StreamPosts(ctx, f, rg)
 		},
 		func(p *db.Post) int64 { return p.StreamPos })
 }
 
-func (r *Resolver) readFirehose(ctx context.Context, f db.FirehoseFilter, after int64, limit int) (streamRows[db.FirehoseMessage], error) {
-	return readStream(ctx, r.store, live.KindFirehose, after, f.Since, limit,
+// readFirehose is readPosts for firehose messages.
+func (r *Resolver) readFirehose(ctx context.Context, f db.FirehoseFilter, after int64, limit int, maxBytes int64) (streamRows[db.FirehoseMessage], error) {
+	return readStream(ctx, r.store, live.KindFirehose, after, f.Since, limit, maxBytes,
 		func(ctx context.Context, rg db.StreamRange) ([]db.FirehoseMessage, bool, error) {
 			return r.store.StreamFirehose(ctx, f, rg)
 		},
@@ -152,7 +167,7 @@ func (r *Resolver) readFirehose(ctx context.Context, f db.FirehoseFilter, after 
 func (r *Resolver) postAdded(ctx context.Context, f db.PostFilter) (<-chan *db.Post, error) {
 	return subscribe(ctx, r, r.postFeed, filterKey(f), func(ctx context.Context, after string) (*live.Page[[]*db.Post], error) {
 		return subscriptionPage(ctx, connPostStream, after, func(ctx context.Context, pos int64) (streamRows[db.Post], error) {
-			return r.readPosts(ctx, f, pos, live.PageSize)
+			return r.readPosts(ctx, f, pos, live.PageSize, int64(r.limits.MaxPageBytes))
 		})
 	})
 }
@@ -161,7 +176,7 @@ func (r *Resolver) postAdded(ctx context.Context, f db.PostFilter) (<-chan *db.P
 func (r *Resolver) firehoseMessageAdded(ctx context.Context, f db.FirehoseFilter) (<-chan *db.FirehoseMessage, error) {
 	return subscribe(ctx, r, r.firehoseFeed, filterKey(f), func(ctx context.Context, after string) (*live.Page[[]*db.FirehoseMessage], error) {
 		return subscriptionPage(ctx, connFirehoseStream, after, func(ctx context.Context, pos int64) (streamRows[db.FirehoseMessage], error) {
-			return r.readFirehose(ctx, f, pos, live.PageSize)
+			return r.readFirehose(ctx, f, pos, live.PageSize, int64(r.limits.MaxPageBytes))
 		})
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/live"
 )
 
@@ -622,5 +623,34 @@ func TestPollingAfterIsExact(t *testing.T) {
 	bad := a.get(t, "/v1/posts?after=nope", key)
 	if bad.StatusCode != http.StatusBadRequest || !strings.Contains(string(bad.plain), "after must be") {
 		t.Errorf("a bad after: %d %s", bad.StatusCode, bad.plain)
+	}
+}
+
+// TestStreamSendsItemsOverThePageBudget: a stream reads its pages within
+// the byte budget of a page, yet an item whose raw payload alone is over
+// the budget is still sent, whole, by itself (a stream cannot skip it):
+// every item arrives, once, in order.
+func TestStreamSendsItemsOverThePageBudget(t *testing.T) {
+	hub := live.NewHub()
+	a := newAPI(t, withLive(live.Config{Hub: hub}), func(c *Config) { c.Graph.Limits.MaxPageBytes = graph.MinPageBytes })
+	key := a.newKey(db.TierInternal)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, events := openStream(t, ctx, a.srv.URL+"/v1/posts/stream?source=BigStream&include_raw=true", key, "")
+	sizes := []int{600 << 10, 600 << 10, 1536 << 10, 600 << 10}
+	for i, n := range sizes {
+		if _, err := a.bdb.ExecContext(ctx, `INSERT INTO posts (id, source, username, body, created_at, raw)
+			VALUES (?, 'BigStream', 'b', 'b', now(), jsonb_build_object('blob', repeat('r', ?)))`, 9_600_000+i, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hub.Publish(live.KindPosts)
+	var got []int64
+	var ids []string
+	collect(t, "big items", events, &got, &ids, len(sizes))
+	for i, id := range got {
+		if id != int64(9_600_000+i) {
+			t.Fatalf("got %v, want the four posts in order", got)
+		}
 	}
 }
