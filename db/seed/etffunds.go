@@ -136,8 +136,8 @@ func genFunds(seed uint64, series []etfSeries) [][]fundDay {
 			for k, i := range active {
 				f := funds[i]
 				fd := fundDay{fund: f, date: d.date, net: nets[k], assets: assets[k], traded: traded[k],
-					holdings:     db.CoinAmount(math.Round(float64(assets[k]) / 100 / d.close * 1e8)),
-					updated:      d.updated, assetUpdated: d.updated, hasHolding: f.holdings}
+					holdings: db.CoinAmount(math.Round(float64(assets[k]) / 100 / d.close * 1e8)),
+					updated:  d.updated, assetUpdated: d.updated, hasHolding: f.holdings}
 				// A late zero would still add up; only figures that move
 				// the sum are held back, so that a missing one shows.
 				if i != lead && chance(r, lateFundChance) && fd.net != 0 {
