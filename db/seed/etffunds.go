@@ -78,7 +78,6 @@ type fundDay struct {
 	net, assets, traded       db.Money
 	holdings                  db.CoinAmount
 	updated                   time.Time // zero: not published by the end of the data
-	assetUpdated              time.Time
 	publishedLate, hasHolding bool
 }
 
@@ -137,7 +136,7 @@ func genFunds(seed uint64, series []etfSeries) [][]fundDay {
 				f := funds[i]
 				fd := fundDay{fund: f, date: d.date, net: nets[k], assets: assets[k], traded: traded[k],
 					holdings: db.CoinAmount(math.Round(float64(assets[k]) / 100 / d.close * 1e8)),
-					updated:  d.updated, assetUpdated: d.updated, hasHolding: f.holdings}
+					updated:  d.updated, hasHolding: f.holdings}
 				// A late zero would still add up; only figures that move
 				// the sum are held back, so that a missing one shows.
 				if i != lead && chance(r, lateFundChance) && fd.net != 0 {
