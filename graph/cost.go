@@ -18,8 +18,10 @@ import (
 //     (typicalBytes, measured on the demo data of `feedapi seed`);
 //   - a list costs its length times its selection, plus 1: a connection its
 //     page size (first or last, else 50), etfFlows its first (else 100),
-//     etfFlowsLatest and EtfSummary.assets one item per asset. Nested
-//     lists multiply.
+//     etfFlowsLatest and EtfSummary.assets one item per asset, the ETF
+//     connections their page size (else 100), the lists of funds
+//     typicalFunds items, topFunds its first (else 5). Nested lists
+//     multiply.
 //
 // Every REST endpoint's fixed query costs at most 4,001 at its largest
 // page (rest's TestFixedQueriesCostWellUnderTheBudget); the dashboard
@@ -90,7 +92,38 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.EtfSummary.Assets = func(child int) int {
 		return 1 + len(db.Assets)*child
 	}
+	etfConn := func(child int, first, last *int) int {
+		n := defaultEtfSize
+		switch {
+		case first != nil:
+			n = *first
+		case last != nil:
+			n = *last
+		}
+		return 1 + min(max(n, 1), maxEtfSize)*child
+	}
+	c.Query.EtfFlowsConnection = func(child int, _ []db.Asset, _, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
+		return etfConn(child, first, last)
+	}
+	c.Query.EtfFundFlows = func(child int, _ []db.Asset, _ []string, _, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
+		return etfConn(child, first, last)
+	}
+	c.Query.EtfFunds = func(child int, _ []db.Asset) int {
+		return 1 + typicalFunds*child
+	}
+	c.Sources.EtfFunds = func(int) int { return 1 + typicalFunds }
+	c.EtfSummaryEntry.TopFunds = func(child int, first *int) int {
+		n := defaultTopFund
+		if first != nil {
+			n = min(max(*first, 1), maxTopFunds)
+		}
+		return 1 + n*child
+	}
 }
+
+// typicalFunds is the number of ETF funds a list of them is priced at: the
+// US spot ETFs of the four assets, with room for more.
+const typicalFunds = 40
 
 // pageCost is the number of items a connection may return for its arguments.
 func pageCost(first, last *int) int {

@@ -38,6 +38,10 @@ type loaders struct {
 	postsOfWeeks *dataloader.Loader[weekKey, db.PostPage]
 	latestOnce   sync.Once
 	latestFlows  *dataloader.Loader[db.Asset, *db.EtfFlow]
+	fundOnce     sync.Once
+	funds        *dataloader.Loader[string, *db.EtfFund]
+	fundSumOnce  sync.Once
+	fundSums     *dataloader.Loader[db.EtfDay, db.FundSum]
 }
 
 type loadersKey struct{}
