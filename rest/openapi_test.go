@@ -244,8 +244,8 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	m := decodeDoc(t, testDoc(t, openAPITestOptions))
 	const asset = graphiqlAssetsPath + "/{file}"
 	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true}
-	wantPaths := []string{"/graphql", asset, "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/latest",
-		"/v1/etf-flows/summary", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources"}
+	wantPaths := []string{"/graphql", asset, "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/funds", "/v1/etf-flows/latest",
+		"/v1/etf-flows/summary", "/v1/etf-funds", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources"}
 	paths := at(t, m, "paths").(map[string]any)
 	var got []string
 	for p := range paths {
