@@ -576,7 +576,8 @@ func TestEtfFlows(t *testing.T) {
 func TestETFDisabled(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t, func(c *Config) { c.ETFEnabled = false })
-	for _, path := range []string{"/v1/etf-flows", "/v1/etf-flows/latest", "/v1/etf-flows/summary", "/v1/etf-flows?asset=BTC"} {
+	for _, path := range []string{"/v1/etf-flows", "/v1/etf-flows/latest", "/v1/etf-flows/summary", "/v1/etf-flows?asset=BTC",
+		"/v1/etf-funds", "/v1/etf-flows/funds", "/v1/etf-flows/funds?fund=IBIT", "/v1/etf-flows?paginate=true"} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			r := a.get(t, path, a.free)

@@ -200,10 +200,17 @@ func TestOpenAPIWithoutETF(t *testing.T) {
 			t.Errorf("path %s is documented without ETF flows", path)
 		}
 	}
-	if _, ok := at(t, m, "components", "schemas", "Sources", "properties").(map[string]any)["etf_assets"]; ok {
-		t.Error("Sources has etf_assets without ETF flows")
+	for _, field := range []string{"etf_assets", "etf_funds"} {
+		if _, ok := at(t, m, "components", "schemas", "Sources", "properties").(map[string]any)[field]; ok {
+			t.Errorf("Sources has %s without ETF flows", field)
+		}
 	}
-	for _, name := range []string{"EtfFlow", "EtfMeta", "EtfFlowsResponse"} {
+	for _, name := range []string{"Fund", "Paginate"} {
+		if _, ok := at(t, m, "components", "parameters").(map[string]any)[name]; ok {
+			t.Errorf("parameter %s is documented without ETF flows", name)
+		}
+	}
+	for _, name := range []string{"EtfFlow", "EtfMeta", "EtfFlowsResponse", "EtfFund", "EtfFundFlow", "EtfTopFund", "EtfFundsResponse", "EtfFundFlowsPage"} {
 		if _, ok := at(t, m, "components", "schemas").(map[string]any)[name]; ok {
 			t.Errorf("schema %s is documented without ETF flows", name)
 		}
