@@ -158,6 +158,14 @@ func (c *contract) check(req *http.Request, resp *http.Response, body []byte) []
 	templ, item := c.route(req.URL.Path)
 	html := templ == "/graphql" && req.Method == http.MethodGet && status == http.StatusOK &&
 		strings.HasPrefix(header.Get("Content-Type"), "text/html")
+	// The pages and their assets are not JSON: their documented types.
+	if status == http.StatusOK && (templ == dashboardPath || templ == dashboardAssetsPath+"/{file}" || templ == graphiqlAssetsPath+"/{file}") {
+		ct, _, _ := strings.Cut(header.Get("Content-Type"), ";")
+		if !slices.Contains([]string{"text/html", "text/javascript", "text/css"}, ct) {
+			add("Content-Type is %q, want HTML, a script or a stylesheet", header.Get("Content-Type"))
+		}
+		html = true
+	}
 	if ct := header.Get("Content-Type"); status != http.StatusNotModified && ct != contractContentType && !html {
 		add("Content-Type is %q, want %q", ct, contractContentType)
 	}

@@ -382,6 +382,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			}},
 		}), "404"),
 	}}
+	oaDashboardPaths(p, o)
 	oaStreamPaths(p)
 	if o.ETFEnabled {
 		p["/v1/etf-flows"] = &oaPathItem{Get: &oaOperation{

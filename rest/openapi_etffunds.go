@@ -82,3 +82,32 @@ func oaETFFundSchemas(s map[string]*oaSchema) {
 	s["EtfFundsResponse"] = oaEnvelope(&oaSchema{Type: "array", Items: oaRef("EtfFund")}, false, "EtfMeta")
 	s["EtfFundFlowsPage"] = oaEnvelope(&oaSchema{Type: "array", Items: oaRef("EtfFundFlow")}, true, "EtfMeta")
 }
+
+// oaDashboardPaths documents the dashboard page and its assets.
+func oaDashboardPaths(p map[string]*oaPathItem, o OpenAPIOptions) {
+	panels := "a live panel of the newest posts and firehose messages (a GraphQL subscription over the websocket of `/graphql`, with coins, search and pane filters)"
+	if o.ETFEnabled {
+		panels = "the ETF flows of each asset (daily net inflow bars with the cumulative line; latest day, 7 and 30 days, month and year to date and the streak; the top funds) and " + panels
+	}
+	p[dashboardPath] = &oaPathItem{Get: &oaOperation{
+		OperationID: "getDashboard", Summary: "The internal dashboard (HTML)", Tags: []string{oaTagGQL}, Security: oaOpen(),
+		Description: "A page for people: " + panels + ". It needs no key to load (it holds no data) and is limited per client IP; it asks for an `internal` key, keeps it in the tab's memory only, and reads `/graphql` with it. Its assets come from `/dashboard/assets/`, so it works offline.",
+		Responses: oaWithErrors(oaOpenResponses(map[string]*oaResponse{
+			"200": {Description: "The page.", Headers: oaHeaders("ETag", "X-Request-Id"), Content: map[string]oaMediaType{
+				"text/html": {Schema: &oaSchema{Type: "string"}},
+			}},
+		})),
+	}}
+	p[dashboardAssetsPath+"/{file}"] = &oaPathItem{Get: &oaOperation{
+		OperationID: "getDashboardAsset", Summary: "A script or stylesheet of the dashboard", Tags: []string{oaTagGQL}, Security: oaOpen(),
+		Description: "The dashboard loads its scripts and stylesheets from here, never from another host. Names carry the package version and are cached as immutable. Needs no key; limited per client IP.",
+		Parameters: []*oaParameter{{Name: "file", In: "path", Required: true, Description: "The file's name, as the page references it.",
+			Schema: &oaSchema{Type: "string", Examples: []any{"uPlot-1.6.32.iife.min.js"}}}},
+		Responses: oaWithErrors(oaOpenResponses(map[string]*oaResponse{
+			"200": {Description: "The file.", Headers: oaHeaders("ETag", "X-Request-Id"), Content: map[string]oaMediaType{
+				"text/javascript": {Schema: &oaSchema{Type: "string"}},
+				"text/css":        {Schema: &oaSchema{Type: "string"}},
+			}},
+		}), "404"),
+	}}
+}
