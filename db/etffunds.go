@@ -127,12 +127,16 @@ func etfKeyset(q *bun.SelectQuery, p Page, decode func(int64) (EtfPosition, bool
 	if p.Backward {
 		bound, dayCmp, restCmp, dayDir, restDir = p.Before, ">", "<", "ASC", "DESC"
 	}
+	// The bound on the day alone (<= or >=) is what the index on the day
+	// can start from; the exact position is checked on the rows it reads.
+	dayBound := dayCmp + "="
 	if bound > 0 {
 		pos, ok := decode(bound)
 		if !ok {
 			return nil, ErrBadPosition
 		}
 		d := pos.Day.Format(time.DateOnly)
+		q = q.Where("? "+dayBound+" ?", bun.Safe(day), d)
 		if ticker == "" {
 			q = q.Where("(? "+dayCmp+" ? OR (? = ? AND ? "+restCmp+" ?::etf_asset))",
 				bun.Safe(day), d, bun.Safe(day), d, bun.Safe(asset), pos.Asset)
