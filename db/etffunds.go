@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -48,7 +49,7 @@ func (s *Store) ListEtfFlowsPage(ctx context.Context, f EtfFilter, p Page) (rows
 		return nil, false, fmt.Errorf("list etf flows: limit %d: must be positive", p.Limit)
 	}
 	rows = []EtfFlow{}
-	q := s.db.NewSelect().Model(&rows)
+	q := s.db.NewSelect().Model(&rows).ColumnExpr("etf_flow.*").ColumnExpr(fundsCompleteSQL("etf_flow"))
 	if len(f.Assets) > 0 {
 		q = q.Where("asset IN (?)", bun.List(f.assets()))
 	}
@@ -81,17 +82,15 @@ func (s *Store) ListEtfFundFlows(ctx context.Context, f EtfFundFilter, p Page) (
 		return nil, false, fmt.Errorf("list etf fund flows: limit %d: must be positive", p.Limit)
 	}
 	rows = []EtfFundFlow{}
-	q := s.db.NewSelect().TableExpr("etf_fund_flows AS ff").
-		Join("JOIN etf_funds AS f ON f.ticker = ff.ticker").
-		ColumnExpr("ff.*, f.asset")
+	q := s.db.NewSelect().TableExpr("etf_fund_flows AS ff").ColumnExpr("ff.*")
 	if len(f.Assets) > 0 {
-		q = q.Where("f.asset IN (?)", bun.List(EtfFilter{Assets: f.Assets}.assets()))
+		q = q.Where("ff.asset IN (?)", bun.List(EtfFilter{Assets: f.Assets}.assets()))
 	}
 	if len(f.Tickers) > 0 {
 		q = q.Where("ff.ticker IN (?)", bun.List(f.Tickers))
 	}
 	q = dateRange(q, "ff.flow_date", f.From, f.To)
-	q, err = etfKeyset(q, p, DecodeEtfFundFlowKey, "ff.flow_date", "f.asset", "ff.ticker")
+	q, err = etfKeyset(q, p, DecodeEtfFundFlowKey, "ff.flow_date", "ff.asset", "ff.ticker")
 	if err != nil {
 		return nil, false, err
 	}
@@ -164,52 +163,6 @@ func trimPage[T any](rows []T, p Page) ([]T, bool) {
 	return rows, more
 }
 
-// EtfDay names an asset's trading day.
-type EtfDay struct {
-	Asset Asset
-	Day   time.Time
-}
-
-// FundSum is what the funds of an asset published for one day.
-type FundSum struct {
-	Funds     int   // number of funds with a figure
-	NetInflow Money // their net flows summed
-}
-
-// etfFundSumsSQL sums the fund figures of each (asset, day) of its two
-// arrays, probing each fund's primary key.
-const etfFundSumsSQL = `
-SELECT k.asset, k.flow_date, count(*) AS funds, sum(ff.net_inflow) AS net_inflow
-FROM unnest(?::etf_asset[], ?::date[]) AS k(asset, flow_date)
-JOIN etf_funds f ON f.asset = k.asset
-JOIN etf_fund_flows ff ON ff.ticker = f.ticker AND ff.flow_date = k.flow_date
-GROUP BY k.asset, k.flow_date`
-
-// EtfFundSums returns, for each of days on which at least one fund of the
-// asset has a figure, the number of those funds and their net flows summed.
-func (s *Store) EtfFundSums(ctx context.Context, days []EtfDay) (map[EtfDay]FundSum, error) {
-	assets := make([]string, len(days))
-	dates := make([]string, len(days))
-	for i, d := range days {
-		assets[i], dates[i] = string(d.Asset), d.Day.Format(time.DateOnly)
-	}
-	var rows []struct {
-		Asset     Asset     `bun:"asset"`
-		FlowDate  time.Time `bun:"flow_date"`
-		Funds     int       `bun:"funds"`
-		NetInflow Money     `bun:"net_inflow"`
-	}
-	err := s.db.NewRaw(etfFundSumsSQL, pgdialect.Array(assets), pgdialect.Array(dates)).Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("etf fund sums: %w", err)
-	}
-	out := make(map[EtfDay]FundSum, len(rows))
-	for _, r := range rows {
-		out[EtfDay{r.Asset, r.FlowDate.UTC()}] = FundSum{Funds: r.Funds, NetInflow: r.NetInflow}
-	}
-	return out, nil
-}
-
 // EtfFundPeriod is one fund's figures over a period.
 type EtfFundPeriod struct {
 	Fund      EtfFund
@@ -224,44 +177,69 @@ type EtfFundPeriod struct {
 	HoldingsDate  *time.Time
 }
 
-// topEtfFundsSQL ranks the funds of the assets by their net flows over the
-// days from..to, and reads each ranked fund's latest published net assets
-// and holdings backwards along its primary key.
+// TopFundsQuery asks for at most Limit funds of Assets, ranked by their
+// net flows over the days From..To (inclusive).
+type TopFundsQuery struct {
+	Assets   []Asset
+	From, To time.Time
+	Limit    int
+}
+
+// topEtfFundsSQL answers several TopFundsQuery at once (i numbers them):
+// it sums each query's window of its assets' figures (one range of
+// etf_fund_flows_asset_idx per asset), ranks the funds, and reads each
+// ranked fund's latest published net assets and holdings backwards along
+// an index.
 const topEtfFundsSQL = `
-WITH ranked AS (
-	SELECT ff.ticker, sum(ff.net_inflow) AS net_inflow, count(*) AS days
-	FROM etf_funds f
-	JOIN etf_fund_flows ff ON ff.ticker = f.ticker
-	WHERE f.asset = ANY(?::etf_asset[]) AND ff.flow_date BETWEEN ? AND ?
-	GROUP BY ff.ticker
-	ORDER BY net_inflow DESC, ff.ticker
-	LIMIT ?
+WITH q AS (
+	SELECT * FROM unnest(?::int[], ?::text[], ?::date[], ?::date[], ?::int[]) AS q(i, assets, lo, hi, n)
+), sums AS (
+	SELECT q.i, ff.ticker, sum(ff.net_inflow) AS net_inflow, count(*) AS days
+	FROM q JOIN etf_fund_flows ff
+		ON ff.asset = ANY(string_to_array(q.assets, ',')::etf_asset[]) AND ff.flow_date BETWEEN q.lo AND q.hi
+	GROUP BY q.i, ff.ticker
+), ranked AS (
+	SELECT s.*, row_number() OVER (PARTITION BY s.i ORDER BY s.net_inflow DESC, s.ticker) AS rank FROM sums s
 )
-SELECT f.ticker, f.asset, f.issuer, f.name, f.fee, f.launch_date, f.exchange,
+SELECT r.i, f.ticker, f.asset, f.issuer, f.name, f.fee, f.launch_date, f.exchange,
 	r.net_inflow, r.days, na.net_assets, na.flow_date AS net_assets_date,
 	h.holdings, h.flow_date AS holdings_date
 FROM ranked r
+JOIN q ON q.i = r.i
 JOIN etf_funds f ON f.ticker = r.ticker
 LEFT JOIN LATERAL (
 	SELECT net_assets, flow_date FROM etf_fund_flows
-	WHERE ticker = r.ticker AND flow_date <= ? AND net_assets IS NOT NULL
+	WHERE ticker = r.ticker AND flow_date <= q.hi AND net_assets IS NOT NULL
 	ORDER BY flow_date DESC LIMIT 1
 ) na ON true
 LEFT JOIN LATERAL (
 	SELECT holdings, flow_date FROM etf_fund_flows
-	WHERE ticker = r.ticker AND flow_date <= ? AND holdings IS NOT NULL
+	WHERE ticker = r.ticker AND flow_date <= q.hi AND holdings IS NOT NULL
 	ORDER BY flow_date DESC LIMIT 1
 ) h ON true
-ORDER BY r.net_inflow DESC, r.ticker`
+WHERE r.rank <= q.n
+ORDER BY r.i, r.rank`
 
-// TopEtfFunds returns at most limit funds of assets that have a figure
-// between from and to (inclusive), ordered by their net flows over those
-// days, largest inflow first (ties by ticker).
-func (s *Store) TopEtfFunds(ctx context.Context, assets []Asset, from, to time.Time, limit int) ([]EtfFundPeriod, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("top etf funds: limit %d: must be positive", limit)
+// TopEtfFunds answers each query: the funds of its assets that have a
+// figure in its window, ordered by their net flows over it, largest inflow
+// first (ties by ticker), each with its latest published net assets and
+// holdings on or before the window's last day. One statement answers all.
+func (s *Store) TopEtfFunds(ctx context.Context, qs []TopFundsQuery) ([][]EtfFundPeriod, error) {
+	n := len(qs)
+	idx, assets, lo, hi, limits := make([]int, n), make([]string, n), make([]string, n), make([]string, n), make([]int, n)
+	for i, q := range qs {
+		if q.Limit < 1 {
+			return nil, fmt.Errorf("top etf funds: limit %d: must be positive", q.Limit)
+		}
+		names := make([]string, 0, len(q.Assets))
+		for _, a := range (EtfFilter{Assets: q.Assets}).assets() {
+			names = append(names, string(a))
+		}
+		idx[i], assets[i], limits[i] = i, strings.Join(names, ","), q.Limit
+		lo[i], hi[i] = q.From.Format(time.DateOnly), q.To.Format(time.DateOnly)
 	}
 	var rows []struct {
+		I int `bun:"i"`
 		EtfFund
 		NetInflow     Money       `bun:"net_inflow"`
 		Days          int         `bun:"days"`
@@ -270,42 +248,100 @@ func (s *Store) TopEtfFunds(ctx context.Context, assets []Asset, from, to time.T
 		Holdings      *CoinAmount `bun:"holdings"`
 		HoldingsDate  *time.Time  `bun:"holdings_date"`
 	}
-	f, t := from.Format(time.DateOnly), to.Format(time.DateOnly)
-	err := s.db.NewRaw(topEtfFundsSQL, pgdialect.Array(EtfFilter{Assets: assets}.assets()), f, t, limit, t, t).Scan(ctx, &rows)
+	err := s.db.NewRaw(topEtfFundsSQL, pgdialect.Array(idx), pgdialect.Array(assets), pgdialect.Array(lo),
+		pgdialect.Array(hi), pgdialect.Array(limits)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("top etf funds: %w", err)
 	}
-	out := make([]EtfFundPeriod, len(rows))
-	for i, r := range rows {
-		out[i] = EtfFundPeriod{Fund: r.EtfFund, NetInflow: r.NetInflow, Days: r.Days,
-			NetAssets: r.NetAssets, NetAssetsDate: r.NetAssetsDate, Holdings: r.Holdings, HoldingsDate: r.HoldingsDate}
+	out := make([][]EtfFundPeriod, n)
+	for i := range out {
+		out[i] = []EtfFundPeriod{}
+	}
+	for _, r := range rows {
+		out[r.I] = append(out[r.I], EtfFundPeriod{Fund: r.EtfFund, NetInflow: r.NetInflow, Days: r.Days,
+			NetAssets: r.NetAssets, NetAssetsDate: r.NetAssetsDate, Holdings: r.Holdings, HoldingsDate: r.HoldingsDate})
 	}
 	return out, nil
 }
 
-// etfHoldingsSQL sums each fund's latest published holdings on or before
-// a day, one backward probe of the primary key per fund.
+// EtfDay names an asset's day.
+type EtfDay struct {
+	Asset Asset
+	Day   time.Time
+}
+
+// etfHoldingsSQL sums, for each (asset, day), each of the asset's funds'
+// latest published holdings on or before the day: one backward probe of
+// etf_fund_flows_holdings_idx per fund.
 const etfHoldingsSQL = `
-SELECT sum(h.holdings) AS holdings, count(h.holdings) AS funds
-FROM etf_funds f
+SELECT q.i, sum(h.holdings) AS holdings
+FROM unnest(?::int[], ?::etf_asset[], ?::date[]) AS q(i, asset, day)
+JOIN etf_funds f ON f.asset = q.asset
 CROSS JOIN LATERAL (
 	SELECT holdings FROM etf_fund_flows
-	WHERE ticker = f.ticker AND flow_date <= ? AND holdings IS NOT NULL
+	WHERE ticker = f.ticker AND flow_date <= q.day AND holdings IS NOT NULL
 	ORDER BY flow_date DESC LIMIT 1
 ) h
-WHERE f.asset = ?`
+GROUP BY q.i`
 
-// EtfHoldings returns the coins held by the funds of asset: the sum of each
-// fund's latest published holdings on or before day, and the number of
-// funds counted; nil when none of its funds published holdings.
-func (s *Store) EtfHoldings(ctx context.Context, asset Asset, day time.Time) (*CoinAmount, int, error) {
-	var row struct {
+// EtfHoldings returns, for each of days, the coins held by the asset's
+// funds: the sum of each fund's latest published holdings on or before the
+// day; nil when none of its funds published holdings. One statement
+// answers all.
+func (s *Store) EtfHoldings(ctx context.Context, days []EtfDay) ([]*CoinAmount, error) {
+	idx, assets, dates := make([]int, len(days)), make([]string, len(days)), make([]string, len(days))
+	for i, d := range days {
+		idx[i], assets[i], dates[i] = i, string(d.Asset), d.Day.Format(time.DateOnly)
+	}
+	var rows []struct {
+		I        int         `bun:"i"`
 		Holdings *CoinAmount `bun:"holdings"`
-		Funds    int         `bun:"funds"`
 	}
-	err := s.db.NewRaw(etfHoldingsSQL, day.Format(time.DateOnly), asset).Scan(ctx, &row)
+	err := s.db.NewRaw(etfHoldingsSQL, pgdialect.Array(idx), pgdialect.Array(assets), pgdialect.Array(dates)).Scan(ctx, &rows)
 	if err != nil {
-		return nil, 0, fmt.Errorf("etf holdings of %s: %w", asset, err)
+		return nil, fmt.Errorf("etf holdings: %w", err)
 	}
-	return row.Holdings, row.Funds, nil
+	out := make([]*CoinAmount, len(days))
+	for _, r := range rows {
+		out[r.I] = r.Holdings
+	}
+	return out, nil
+}
+
+// FillEtfFunds reads the funds' figures of every entry of sum in two
+// statements: each entry's top funds (at most top) over its Last30Days and
+// each asset's holdings (see TopEtfFunds and EtfHoldings).
+func (s *Store) FillEtfFunds(ctx context.Context, sum *EtfSummary, top int) error {
+	entries := []*EtfSummaryEntry{&sum.Total}
+	for i := range sum.Assets {
+		entries = append(entries, &sum.Assets[i])
+	}
+	var qs []TopFundsQuery
+	var days []EtfDay
+	for _, e := range entries {
+		e.Funds = &EtfEntryFunds{Top: []EtfFundPeriod{}, TopLimit: top}
+		if e.Last30Days.From != nil {
+			qs = append(qs, TopFundsQuery{Assets: e.Covers, From: *e.Last30Days.From, To: e.LatestFlowDate, Limit: top})
+		}
+		if e.Asset != nil {
+			days = append(days, EtfDay{Asset: *e.Asset, Day: e.LatestFlowDate})
+		}
+	}
+	tops, err := s.TopEtfFunds(ctx, qs)
+	if err != nil {
+		return err
+	}
+	holdings, err := s.EtfHoldings(ctx, days)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Last30Days.From != nil {
+			e.Funds.Top, tops = tops[0], tops[1:]
+		}
+		if e.Asset != nil {
+			e.Funds.Holdings, holdings = holdings[0], holdings[1:]
+		}
+	}
+	return nil
 }

@@ -54,6 +54,15 @@ type EtfSummaryEntry struct {
 	// Covers lists the assets the entry sums: its own, or for the total
 	// the selected ones, in asset order.
 	Covers []Asset
+	// Funds holds the entry's funds' figures once FillEtfFunds read them.
+	Funds *EtfEntryFunds
+}
+
+// EtfEntryFunds are the funds' figures of a summary entry.
+type EtfEntryFunds struct {
+	Top      []EtfFundPeriod // the top funds over Last30Days, at most TopLimit
+	TopLimit int
+	Holdings *CoinAmount // the asset's funds' coins (nil for the total)
 }
 
 // EtfSummary is the ETF flows summarised as traders read them.

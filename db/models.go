@@ -133,6 +133,10 @@ type EtfFlow struct {
 	NetAssets    Money     `bun:"net_assets,type:numeric(20,2),notnull"`
 	ValueTraded  Money     `bun:"value_traded,type:numeric(20,2),notnull"`
 	UpdatedAt    time.Time `bun:"updated_at,notnull"`
+	// FundsComplete reports whether the figures the asset's funds
+	// published for the day sum exactly to NetInflow; computed on read,
+	// never written.
+	FundsComplete bool `bun:"funds_complete,scanonly"`
 }
 
 // UID is the stable identifier of the record: etf_<ASSET>_<YYYY-MM-DD>.
@@ -167,7 +171,8 @@ type EtfFundFlow struct {
 	ValueTraded *Money      `bun:"value_traded,type:numeric(20,2)"`
 	Holdings    *CoinAmount `bun:"holdings,type:numeric(18,8)"` // coins held at the end of the day
 	UpdatedAt   time.Time   `bun:"updated_at,notnull"`
-	// Asset is the fund's asset, read from etf_funds; never written.
+	// Asset is the fund's asset, which the database sets from etf_funds;
+	// never written by the service.
 	Asset Asset `bun:"asset,scanonly"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/feedapi/feedapi/db"
@@ -156,17 +157,54 @@ func (r *Resolver) fundTickers(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// fundsComplete reports whether the funds' published figures of flow's day
-// sum exactly to its net inflow (and at least one fund published).
-func (r *Resolver) fundsComplete(ctx context.Context, flow *db.EtfFlow) (bool, error) {
-	sum, err := r.loadersFrom(ctx).fundSum(ctx, db.EtfDay{Asset: flow.Asset, Day: flow.FlowDate.UTC()})
-	if err != nil {
-		return false, err
+// etfSummary summarises the flows and, when the operation shows the funds'
+// figures of its entries, reads them for every entry at once (two
+// statements, without a loader's batch wait).
+func (r *Resolver) etfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error) {
+	sum, err := r.store.SummarizeEtfFlows(ctx, db.EtfFilter{Assets: assets})
+	if err != nil || sum == nil {
+		return sum, err
 	}
-	return sum.Funds > 0 && sum.NetInflow == flow.NetInflow, nil
+	if top, ok := fundFiguresShown(ctx); ok {
+		if err := r.store.FillEtfFunds(ctx, sum, top); err != nil {
+			return nil, err
+		}
+	}
+	return sum, nil
 }
 
-// topFunds ranks the funds of the entry's assets over its 30-day window.
+// fundFiguresShown reports whether the etfSummary field being resolved
+// shows topFunds or holdings of its entries, and the largest topFunds
+// asked for (a valid first, else the default; a bad one is refused by
+// topFunds itself).
+func fundFiguresShown(ctx context.Context) (top int, shown bool) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !graphql.HasOperationContext(ctx) {
+		return 0, false
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	top = defaultTopFund
+	for _, entry := range graphql.CollectFields(opCtx, fc.Field.Selections, nil) {
+		if entry.Name != "total" && entry.Name != "assets" {
+			continue
+		}
+		for _, f := range graphql.CollectFields(opCtx, entry.Selections, nil) {
+			switch f.Name {
+			case "holdings":
+				shown = true
+			case "topFunds":
+				shown = true
+				if n, ok := f.ArgumentMap(opCtx.Variables)["first"].(int64); ok && n >= 1 && n <= maxTopFunds {
+					top = max(top, int(n))
+				}
+			}
+		}
+	}
+	return top, shown
+}
+
+// topFunds ranks the funds of the entry's assets over its 30-day window;
+// the entries of an operation are answered by one statement.
 func (r *Resolver) topFunds(ctx context.Context, e *db.EtfSummaryEntry, first *int) ([]db.EtfFundPeriod, error) {
 	n := defaultTopFund
 	if first != nil {
@@ -175,19 +213,31 @@ func (r *Resolver) topFunds(ctx context.Context, e *db.EtfSummaryEntry, first *i
 		}
 		n = *first
 	}
+	if e.Funds != nil && n <= e.Funds.TopLimit { // read with the summary
+		return e.Funds.Top[:min(n, len(e.Funds.Top))], nil
+	}
 	if e.Last30Days.From == nil {
 		return []db.EtfFundPeriod{}, nil
 	}
-	return r.store.TopEtfFunds(ctx, e.Covers, *e.Last30Days.From, e.LatestFlowDate, n)
+	names := make([]string, len(e.Covers))
+	for i, a := range e.Covers {
+		names[i] = string(a)
+	}
+	return r.loadersFrom(ctx).topFunds(ctx, topFundsKey{
+		assets: strings.Join(names, ","), from: *e.Last30Days.From, to: e.LatestFlowDate, n: n,
+	})
 }
 
-// holdings sums the coins the entry's asset's funds hold; nil for the total.
+// holdings sums the coins the entry's asset's funds hold; nil for the
+// total. The entries of an operation are answered by one statement.
 func (r *Resolver) holdings(ctx context.Context, e *db.EtfSummaryEntry) (*db.CoinAmount, error) {
 	if e.Asset == nil {
 		return nil, nil
 	}
-	h, _, err := r.store.EtfHoldings(ctx, *e.Asset, e.LatestFlowDate)
-	return h, err
+	if e.Funds != nil { // read with the summary
+		return e.Funds.Holdings, nil
+	}
+	return r.loadersFrom(ctx).holdings(ctx, db.EtfDay{Asset: *e.Asset, Day: e.LatestFlowDate})
 }
 
 // fund returns the fund of a figure through the operation's loader.
@@ -219,21 +269,58 @@ func (l *loaders) loadFunds(ctx context.Context, tickers []string) []*dataloader
 	return out
 }
 
-// fundSum loads what the funds of an asset published for a day, batched.
-func (l *loaders) fundSum(ctx context.Context, day db.EtfDay) (db.FundSum, error) {
-	l.fundSumOnce.Do(func() {
-		l.fundSums = dataloader.NewBatchedLoader(l.loadFundSums,
-			dataloader.WithWait[db.EtfDay, db.FundSum](l.wait),
-			dataloader.WithBatchCapacity[db.EtfDay, db.FundSum](maxEtfSize))
-	})
-	return l.fundSums.Load(ctx, day)()
+// topFundsKey asks for the top n funds of the assets (comma-separated)
+// over the days from..to.
+type topFundsKey struct {
+	assets   string
+	from, to time.Time
+	n        int
 }
 
-func (l *loaders) loadFundSums(ctx context.Context, days []db.EtfDay) []*dataloader.Result[db.FundSum] {
-	sums, err := l.store.EtfFundSums(ctx, days)
-	out := make([]*dataloader.Result[db.FundSum], len(days))
-	for i, d := range days {
-		out[i] = &dataloader.Result[db.FundSum]{Data: sums[d], Error: err}
+// topFunds loads top funds, batched.
+func (l *loaders) topFunds(ctx context.Context, key topFundsKey) ([]db.EtfFundPeriod, error) {
+	l.topOnce.Do(func() {
+		l.tops = dataloader.NewBatchedLoader(l.loadTopFunds, dataloader.WithWait[topFundsKey, []db.EtfFundPeriod](l.wait))
+	})
+	return l.tops.Load(ctx, key)()
+}
+
+func (l *loaders) loadTopFunds(ctx context.Context, keys []topFundsKey) []*dataloader.Result[[]db.EtfFundPeriod] {
+	qs := make([]db.TopFundsQuery, len(keys))
+	for i, k := range keys {
+		var assets []db.Asset
+		for a := range strings.SplitSeq(k.assets, ",") {
+			assets = append(assets, db.Asset(a))
+		}
+		qs[i] = db.TopFundsQuery{Assets: assets, From: k.from, To: k.to, Limit: k.n}
+	}
+	tops, err := l.store.TopEtfFunds(ctx, qs)
+	out := make([]*dataloader.Result[[]db.EtfFundPeriod], len(keys))
+	for i := range keys {
+		out[i] = &dataloader.Result[[]db.EtfFundPeriod]{Error: err}
+		if err == nil {
+			out[i].Data = tops[i]
+		}
+	}
+	return out
+}
+
+// holdings loads the coins an asset's funds hold on a day, batched.
+func (l *loaders) holdings(ctx context.Context, day db.EtfDay) (*db.CoinAmount, error) {
+	l.holdingsOnce.Do(func() {
+		l.holding = dataloader.NewBatchedLoader(l.loadHoldings, dataloader.WithWait[db.EtfDay, *db.CoinAmount](l.wait))
+	})
+	return l.holding.Load(ctx, day)()
+}
+
+func (l *loaders) loadHoldings(ctx context.Context, days []db.EtfDay) []*dataloader.Result[*db.CoinAmount] {
+	h, err := l.store.EtfHoldings(ctx, days)
+	out := make([]*dataloader.Result[*db.CoinAmount], len(days))
+	for i := range days {
+		out[i] = &dataloader.Result[*db.CoinAmount]{Error: err}
+		if err == nil {
+			out[i].Data = h[i]
+		}
 	}
 	return out
 }

@@ -120,7 +120,7 @@ func TestEtfFundsFields(t *testing.T) {
 		}
 	})
 
-	t.Run("a summary row's top funds are funds", func(t *testing.T) {
+	t.Run("a summary row's top funds are funds, three statements for all rows", func(t *testing.T) {
 		var out struct {
 			EtfSummary struct {
 				Total struct {
@@ -137,10 +137,15 @@ func TestEtfFundsFields(t *testing.T) {
 				}
 			}
 		}
-		e.with(t).query(`{ etfSummary(assets: [HYPE, ETH]) {
+		e := newEnv(t) // its own statement counter
+		before := e.queries.Load()
+		e.query(`{ etfSummary(assets: [HYPE, ETH]) {
 			total { holdings topFunds(first: 50) { fund { asset } } }
 			assets { asset holdings topFunds(first: 1) { fund { ticker asset } days } }
 		} }`, nil, &out)
+		if n := e.queries.Load() - before; n != 3 {
+			t.Errorf("%d statements, want 3: the summary, the top funds of every row, the holdings of every asset", n)
+		}
 		s := out.EtfSummary
 		if s.Total.Holdings != nil || len(s.Total.TopFunds) != 11 {
 			t.Errorf("total: holdings %v, %d top funds; want none and the 11 ETH and HYPE funds", s.Total.Holdings, len(s.Total.TopFunds))
@@ -149,6 +154,19 @@ func TestEtfFundsFields(t *testing.T) {
 			if a.Holdings == nil || len(a.TopFunds) != 1 || a.TopFunds[0].Fund.Asset != a.Asset || a.TopFunds[0].Days != 30 {
 				t.Errorf("%s: holdings %v, top funds %+v", a.Asset, a.Holdings, a.TopFunds)
 			}
+		}
+	})
+
+	t.Run("topFunds with first from a variable", func(t *testing.T) {
+		var out struct {
+			EtfSummary struct {
+				Assets []struct{ TopFunds []struct{ Days int } }
+			}
+		}
+		e.with(t).query(`query($n: Int) { etfSummary(assets: [BTC]) { assets { topFunds(first: $n) { days } } } }`,
+			map[string]any{"n": 8}, &out)
+		if got := len(out.EtfSummary.Assets[0].TopFunds); got != 8 {
+			t.Errorf("%d top funds, want 8", got)
 		}
 	})
 

@@ -40,8 +40,10 @@ type loaders struct {
 	latestFlows  *dataloader.Loader[db.Asset, *db.EtfFlow]
 	fundOnce     sync.Once
 	funds        *dataloader.Loader[string, *db.EtfFund]
-	fundSumOnce  sync.Once
-	fundSums     *dataloader.Loader[db.EtfDay, db.FundSum]
+	topOnce      sync.Once
+	tops         *dataloader.Loader[topFundsKey, []db.EtfFundPeriod]
+	holdingsOnce sync.Once
+	holding      *dataloader.Loader[db.EtfDay, *db.CoinAmount]
 }
 
 type loadersKey struct{}

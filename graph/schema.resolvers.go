@@ -49,11 +49,6 @@ func (r *etfFlowResolver) Latest(ctx context.Context, obj *db.EtfFlow) (*db.EtfF
 	return f, nil
 }
 
-// FundsComplete is the resolver for the fundsComplete field.
-func (r *etfFlowResolver) FundsComplete(ctx context.Context, obj *db.EtfFlow) (bool, error) {
-	return r.fundsComplete(ctx, obj)
-}
-
 // Fund is the resolver for the fund field.
 func (r *etfFundFlowResolver) Fund(ctx context.Context, obj *db.EtfFundFlow) (*db.EtfFund, error) {
 	return r.fund(ctx, obj)
@@ -257,7 +252,7 @@ func (r *queryResolver) EtfFlowsLatest(ctx context.Context, assets []db.Asset) (
 
 // EtfSummary is the resolver for the etfSummary field.
 func (r *queryResolver) EtfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error) {
-	return r.store.SummarizeEtfFlows(ctx, db.EtfFilter{Assets: assets})
+	return r.etfSummary(ctx, assets)
 }
 
 // EtfFlowsConnection is the resolver for the etfFlowsConnection field.

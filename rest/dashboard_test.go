@@ -266,10 +266,11 @@ func TestDashboardInABrowser(t *testing.T) {
 		var rows []struct{ Ticker, Value string }
 		eval("read the top funds", `[...document.querySelectorAll("#top-funds tbody tr")].map(
 			r => ({ticker: r.dataset.ticker, value: r.querySelector("td").getAttribute("data-value")}))`, &rows)
-		top, err := store.TopEtfFunds(ctx, []db.Asset{asset}, *e.Last30Days.From, e.LatestFlowDate, 10)
+		tops, err := store.TopEtfFunds(ctx, []db.TopFundsQuery{{Assets: []db.Asset{asset}, From: *e.Last30Days.From, To: e.LatestFlowDate, Limit: 10}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		top := tops[0]
 		var got, wantTop []string
 		for _, r := range rows {
 			got = append(got, r.Ticker+" "+r.Value)

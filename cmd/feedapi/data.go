@@ -45,8 +45,8 @@ func (c seedCmd) Run(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "seeded %d posts, %d firehose messages, %d briefs, %d ETF flows in %s\n",
-		stats.Posts, stats.Firehose, stats.Briefs, stats.EtfFlows, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(g.stdout, "seeded %d posts, %d firehose messages, %d briefs, %d ETF flows, %d ETF funds with %d daily figures in %s\n",
+		stats.Posts, stats.Firehose, stats.Briefs, stats.EtfFlows, stats.EtfFunds, stats.EtfFundFlows, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -316,6 +316,7 @@ func TestSeededData(t *testing.T) {
 			{"a missing fund on a day before the asset's latest", `SELECT count(*) FROM (` + days + `) d
 				WHERE published < launched AND flow_date < (SELECT max(flow_date) FROM etf_flows l WHERE l.asset = d.asset)`},
 			{"no late publication kept", `SELECT (sum(late) = 0)::int FROM (` + days + `) d`},
+			{"figure whose asset is not its fund's", `SELECT count(*) FROM etf_fund_flows ff JOIN etf_funds f USING (ticker) WHERE ff.asset <> f.asset`},
 			{"figure before its fund's launch", `SELECT count(*) FROM etf_fund_flows ff JOIN etf_funds f USING (ticker) WHERE ff.flow_date < f.launch_date`},
 			{"figure on a day without the asset's", `SELECT count(*) FROM etf_fund_flows ff JOIN etf_funds f USING (ticker)
 				WHERE NOT EXISTS (SELECT 1 FROM etf_flows e WHERE e.asset = f.asset AND e.flow_date = ff.flow_date)`},

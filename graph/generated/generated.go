@@ -304,7 +304,6 @@ type BriefResolver interface {
 }
 type EtfFlowResolver interface {
 	Latest(ctx context.Context, obj *db.EtfFlow) (*db.EtfFlow, error)
-	FundsComplete(ctx context.Context, obj *db.EtfFlow) (bool, error)
 }
 type EtfFundFlowResolver interface {
 	Fund(ctx context.Context, obj *db.EtfFundFlow) (*db.EtfFund, error)
@@ -4146,7 +4145,7 @@ func (ec *executionContext) _EtfFlow_fundsComplete(ctx context.Context, field gr
 			return ec.fieldContext_EtfFlow_fundsComplete(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.EtfFlow().FundsComplete(ctx, obj)
+			return obj.FundsComplete, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -4157,7 +4156,7 @@ func (ec *executionContext) _EtfFlow_fundsComplete(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_EtfFlow_fundsComplete(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EtfFlow", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("EtfFlow", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _EtfFlowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EtfFlowConnection) (ret graphql.Marshaler) {
@@ -9285,43 +9284,10 @@ func (ec *executionContext) _EtfFlow(ctx context.Context, sel ast.SelectionSet, 
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "fundsComplete":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._EtfFlow_fundsComplete(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._EtfFlow_fundsComplete(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11926,7 +11892,7 @@ func plainSelectionEtfFlow(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "asset", "cumNetInflow", "flowDate", "netAssets", "netInflow", "uid", "updatedAt", "valueTraded":
+		case "__typename", "asset", "cumNetInflow", "flowDate", "fundsComplete", "netAssets", "netInflow", "uid", "updatedAt", "valueTraded":
 		default:
 			return false
 		}
@@ -11976,6 +11942,8 @@ func (p *plainEtfFlow) MarshalGQL(w io.Writer) {
 			b = scalar.AppendMoney(b, obj.CumNetInflow)
 		case "flowDate":
 			b = scalar.AppendDate(b, obj.FlowDate)
+		case "fundsComplete":
+			b = scalar.AppendBoolean(b, obj.FundsComplete)
 		case "netAssets":
 			b = scalar.AppendMoney(b, obj.NetAssets)
 		case "netInflow":
