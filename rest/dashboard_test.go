@@ -84,7 +84,7 @@ func TestDashboardIsSelfContained(t *testing.T) {
 // dashboardServer serves the API over its own database with the change
 // signal fed by LISTEN, as `feedapi serve` does, so that subscriptions see
 // what is imported.
-func dashboardServer(t *testing.T) (srv *httptest.Server, store *db.Store, key string) {
+func dashboardServer(t *testing.T) (srv *httptest.Server, store *db.Store, key, free string) {
 	t.Helper()
 	_, url := dbtest.NewWithURL(t)
 	conn, err := db.Open(url, db.Options{MaxOpenConns: 8})
@@ -94,6 +94,10 @@ func dashboardServer(t *testing.T) (srv *httptest.Server, store *db.Store, key s
 	t.Cleanup(func() { conn.Close() })
 	ks := keys.NewService(conn, keys.Options{})
 	key, _, err = ks.Create(context.Background(), db.TierInternal, "dashboard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, _, err = ks.Create(context.Background(), db.TierFree, "dashboard's checks")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +117,7 @@ func dashboardServer(t *testing.T) (srv *httptest.Server, store *db.Store, key s
 	}
 	srv = httptest.NewServer(h)
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done })
-	return srv, db.NewStore(conn), key
+	return srv, db.NewStore(conn), key, free
 }
 
 // TestDashboardInABrowser opens the dashboard in headless Chromium as a
@@ -130,7 +134,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Skip("no Chromium: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM")
 	}
 	t.Parallel()
-	srv, store, key := dashboardServer(t)
+	srv, store, key, free := dashboardServer(t)
 	ctx := context.Background()
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -249,23 +253,60 @@ func TestDashboardInABrowser(t *testing.T) {
 		var cards map[string]string
 		eval("read the cards", `Object.fromEntries([...document.querySelectorAll("#cards .card")].map(
 			c => [c.dataset.card, c.querySelector(".exact").getAttribute("data-value")]))`, &cards)
+		// The summary as /v1 serves it, its numbers as the exact text.
+		var served struct {
+			Data struct {
+				Assets []struct {
+					NetInflow json.RawMessage `json:"net_inflow"`
+					Last7d    struct {
+						NetInflow json.RawMessage `json:"net_inflow"`
+					} `json:"last_7d"`
+					Last30d struct {
+						NetInflow json.RawMessage `json:"net_inflow"`
+					} `json:"last_30d"`
+					MonthToDate struct {
+						NetInflow json.RawMessage `json:"net_inflow"`
+					} `json:"month_to_date"`
+					YearToDate struct {
+						NetInflow json.RawMessage `json:"net_inflow"`
+					} `json:"year_to_date"`
+					Streak   struct{ Days int }
+					TopFunds []struct {
+						Fund      struct{ Ticker string }
+						NetInflow json.RawMessage `json:"net_inflow"`
+					} `json:"top_funds"`
+				}
+			}
+		}
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/etf-flows/summary?asset="+string(asset), nil)
+		req.Header.Set("Authorization", "Bearer "+free)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&served)
+		resp.Body.Close()
+		if err != nil || len(served.Data.Assets) != 1 {
+			t.Fatalf("GET /v1/etf-flows/summary?asset=%s: %v, %+v", asset, err, served)
+		}
+		a := served.Data.Assets[0]
+		want := map[string]string{"latest": string(a.NetInflow), "last7Days": string(a.Last7d.NetInflow),
+			"last30Days": string(a.Last30d.NetInflow), "monthToDate": string(a.MonthToDate.NetInflow),
+			"yearToDate": string(a.YearToDate.NetInflow), "streak": strconv.Itoa(a.Streak.Days)}
+		for card, w := range want {
+			if cards[card] != w {
+				t.Errorf("%s card %s shows %q, /v1/etf-flows/summary serves %q", asset, card, cards[card], w)
+			}
+		}
+		// The table shows the top 10 funds in the store's order.
+		var rows []struct{ Ticker, Value string }
+		eval("read the top funds", `[...document.querySelectorAll("#top-funds tbody tr")].map(
+			r => ({ticker: r.dataset.ticker, value: r.querySelector("td").getAttribute("data-value")}))`, &rows)
 		s, err := store.SummarizeEtfFlows(ctx, db.EtfFilter{Assets: []db.Asset{asset}})
 		if err != nil || s == nil {
 			t.Fatalf("summary of %s: %v", asset, err)
 		}
 		e := s.Assets[0]
-		want := map[string]string{"latest": e.NetInflow.String(), "last7Days": e.Last7Days.NetInflow.String(),
-			"last30Days": e.Last30Days.NetInflow.String(), "monthToDate": e.MonthToDate.NetInflow.String(),
-			"yearToDate": e.YearToDate.NetInflow.String(), "streak": strconv.Itoa(e.Streak.Days)}
-		for card, w := range want {
-			if cards[card] != w {
-				t.Errorf("%s card %s shows %q, the summary says %q", asset, card, cards[card], w)
-			}
-		}
-		// The top funds are the summary's, in its order.
-		var rows []struct{ Ticker, Value string }
-		eval("read the top funds", `[...document.querySelectorAll("#top-funds tbody tr")].map(
-			r => ({ticker: r.dataset.ticker, value: r.querySelector("td").getAttribute("data-value")}))`, &rows)
 		tops, err := store.TopEtfFunds(ctx, []db.TopFundsQuery{{Assets: []db.Asset{asset}, From: *e.Last30Days.From, To: e.LatestFlowDate, Limit: 10}})
 		if err != nil {
 			t.Fatal(err)
@@ -280,6 +321,12 @@ func TestDashboardInABrowser(t *testing.T) {
 		}
 		if len(wantTop) == 0 || !slices.Equal(got, wantTop) {
 			t.Errorf("%s top funds: %v, want %v", asset, got, wantTop)
+		}
+		// Its first five are those /v1 serves.
+		for i, f := range a.TopFunds {
+			if w := f.Fund.Ticker + " " + string(f.NetInflow); i >= len(got) || got[i] != w {
+				t.Errorf("%s top fund %d: the table shows %v, /v1/etf-flows/summary serves %q", asset, i, got, w)
+			}
 		}
 	}
 	checkETF(db.AssetBTC)
