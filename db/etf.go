@@ -47,7 +47,7 @@ func (s *Store) ListEtfFlows(ctx context.Context, f EtfFilter, limit int) ([]Etf
 // etfFlowsQuery selects into dst the flows of ListEtfFlows, read in the
 // order of etf_flows_date_asset_idx (flow_date DESC, asset).
 func (s *Store) etfFlowsQuery(dst *[]EtfFlow, f EtfFilter, limit int) *bun.SelectQuery {
-	q := s.db.NewSelect().Model(dst)
+	q := s.db.NewSelect().Model(dst).ColumnExpr("etf_flow.*").ColumnExpr(fundsCompleteSQL("etf_flow"))
 	if len(f.Assets) > 0 {
 		q = q.Where("asset IN (?)", bun.List(f.assets()))
 	}
@@ -62,13 +62,22 @@ func (s *Store) etfFlowsQuery(dst *[]EtfFlow, f EtfFilter, limit int) *bun.Selec
 
 // latestEtfFlowsSQL probes the primary key (asset, flow_date) backwards
 // once per asset; the argument is the assets in enum order.
-const latestEtfFlowsSQL = `
-	SELECT e.*
+var latestEtfFlowsSQL = `
+	SELECT e.*, ` + fundsCompleteSQL("e") + `
 	FROM unnest(?::etf_asset[]) WITH ORDINALITY AS a(asset, ord)
 	CROSS JOIN LATERAL (
 		SELECT * FROM etf_flows f WHERE f.asset = a.asset ORDER BY f.flow_date DESC LIMIT 1
 	) e
 	ORDER BY a.ord`
+
+// fundsCompleteSQL is the funds_complete column of the flow records of
+// alias: whether the figures the asset's funds published for the day sum
+// exactly to its net inflow (false when none did): one range of
+// etf_fund_flows_asset_idx per record.
+func fundsCompleteSQL(alias string) string {
+	return `(SELECT count(*) > 0 AND sum(ff.net_inflow) = ` + alias + `.net_inflow FROM etf_fund_flows ff
+		WHERE ff.asset = ` + alias + `.asset AND ff.flow_date = ` + alias + `.flow_date) AS funds_complete`
+}
 
 // LatestEtfFlows returns the newest record of each asset (of f.Assets, or
 // all), in asset order; assets without records are absent. From and To are

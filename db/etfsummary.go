@@ -51,6 +51,18 @@ type EtfSummaryEntry struct {
 	CumNetInflow   Money     // the latest cumulative net inflow (summed over the assets for the total)
 	NetAssets      Money     // the latest net assets (summed over the assets for the total)
 	Streak         EtfStreak
+	// Covers lists the assets the entry sums: its own, or for the total
+	// the selected ones, in asset order.
+	Covers []Asset
+	// Funds holds the entry's funds' figures once FillEtfFunds read them.
+	Funds *EtfEntryFunds
+}
+
+// EtfEntryFunds are the funds' figures of a summary entry.
+type EtfEntryFunds struct {
+	Top      []EtfFundPeriod // the top funds over Last30Days, at most TopLimit
+	TopLimit int
+	Holdings *CoinAmount // the asset's funds' coins (nil for the total)
 }
 
 // EtfSummary is the ETF flows summarised as traders read them.
@@ -191,10 +203,13 @@ func (s *Store) SummarizeEtfFlows(ctx context.Context, f EtfFilter) (*EtfSummary
 	}
 	out := &EtfSummary{AsOf: rows[0].AsOf, Assets: make([]EtfSummaryEntry, 0, len(rows)-1)}
 	for i := range rows {
+		e := rows[i].entry()
 		if rows[i].Asset == nil {
-			out.Total = rows[i].entry()
+			e.Covers = f.assets()
+			out.Total = e
 		} else {
-			out.Assets = append(out.Assets, rows[i].entry())
+			e.Covers = []Asset{*rows[i].Asset}
+			out.Assets = append(out.Assets, e)
 		}
 	}
 	return out, nil

@@ -133,11 +133,52 @@ type EtfFlow struct {
 	NetAssets    Money     `bun:"net_assets,type:numeric(20,2),notnull"`
 	ValueTraded  Money     `bun:"value_traded,type:numeric(20,2),notnull"`
 	UpdatedAt    time.Time `bun:"updated_at,notnull"`
+	// FundsComplete reports whether the figures the asset's funds
+	// published for the day sum exactly to NetInflow; computed on read,
+	// never written.
+	FundsComplete bool `bun:"funds_complete,scanonly"`
 }
 
 // UID is the stable identifier of the record: etf_<ASSET>_<YYYY-MM-DD>.
 func (f *EtfFlow) UID() string {
 	return "etf_" + string(f.Asset) + "_" + f.FlowDate.Format(time.DateOnly)
+}
+
+// EtfFund is one US spot ETF of an asset.
+type EtfFund struct {
+	bun.BaseModel `bun:"table:etf_funds"`
+
+	// Ticker is the exchange symbol, 1 to 7 upper-case letters or digits.
+	Ticker     string    `bun:"ticker,pk"`
+	Asset      Asset     `bun:"asset,type:etf_asset,notnull"`
+	Issuer     string    `bun:"issuer,notnull"`
+	Name       string    `bun:"name,notnull"`
+	Fee        Percent   `bun:"fee,type:numeric(5,2),notnull"` // yearly, in percent
+	LaunchDate time.Time `bun:"launch_date,type:date,notnull"`
+	Exchange   string    `bun:"exchange,notnull"`
+}
+
+// EtfFundFlow is one fund's figures of one trading day, in raw US dollars
+// and coins. A day without a figure has no record.
+type EtfFundFlow struct {
+	bun.BaseModel `bun:"table:etf_fund_flows"`
+
+	Ticker    string    `bun:"ticker,pk"`
+	FlowDate  time.Time `bun:"flow_date,pk,type:date"`
+	NetInflow Money     `bun:"net_inflow,type:numeric(20,2),notnull"`
+	// NetAssets, ValueTraded and Holdings are nil where not published.
+	NetAssets   *Money      `bun:"net_assets,type:numeric(20,2)"`
+	ValueTraded *Money      `bun:"value_traded,type:numeric(20,2)"`
+	Holdings    *CoinAmount `bun:"holdings,type:numeric(18,8)"` // coins held at the end of the day
+	UpdatedAt   time.Time   `bun:"updated_at,notnull"`
+	// Asset is the fund's asset, which the database sets from etf_funds;
+	// never written by the service.
+	Asset Asset `bun:"asset,scanonly"`
+}
+
+// UID is the stable identifier of the record: etffund_<TICKER>_<YYYY-MM-DD>.
+func (f *EtfFundFlow) UID() string {
+	return "etffund_" + f.Ticker + "_" + f.FlowDate.Format(time.DateOnly)
 }
 
 // Tier is the access level of an API key.

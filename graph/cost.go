@@ -18,8 +18,11 @@ import (
 //     (typicalBytes, measured on the demo data of `feedapi seed`);
 //   - a list costs its length times its selection, plus 1: a connection its
 //     page size (first or last, else 50), etfFlows its first (else 100),
-//     etfFlowsLatest and EtfSummary.assets one item per asset. Nested
-//     lists multiply.
+//     etfFlowsLatest and EtfSummary.assets one item per asset, the ETF
+//     connections their page size (else 100; ETF records are priced by
+//     their fields' typical size, see etfItems), the lists of funds
+//     typicalFunds items, topFunds its first (else 5). Nested lists
+//     multiply.
 //
 // Every REST endpoint's fixed query costs at most 4,001 at its largest
 // page (rest's TestFixedQueriesCostWellUnderTheBudget); the dashboard
@@ -30,12 +33,21 @@ const costUnitBytes = 32
 // data; each costs its typical size in units, rounded up (textCost).
 var typicalBytes = struct {
 	briefContent, postBody, postRaw, firehoseBody, firehoseSummary int
+	etfField                                                       int
 }{
 	briefContent:    2682, // Brief.content: 84 units
 	postBody:        182,  // Post.body: 6
 	postRaw:         492,  // Post.raw: 16
 	firehoseBody:    187,  // FirehoseMessage.body: 6
 	firehoseSummary: 92,   // FirehoseMessage.summaryAi: 3
+	etfField:        27,   // a field of an ETF record (EtfFlow, EtfFundFlow), name included
+}
+
+// etfItems is the cost of n ETF records of selection child: ETF records
+// are numbers, dates and codes, each field less than a unit, so they are
+// priced at typicalBytes.etfField a field, rounded up over the page.
+func etfItems(n, child int) int {
+	return (n*child*typicalBytes.etfField + costUnitBytes - 1) / costUnitBytes
 }
 
 // textCost is the cost of a text field of the given typical size.
@@ -82,7 +94,7 @@ func setComplexity(c *generated.ComplexityRoot) {
 		if first != nil {
 			n = min(max(*first, 1), maxEtfSize)
 		}
-		return 1 + n*child
+		return 1 + etfItems(n, child)
 	}
 	c.Query.EtfFlowsLatest = func(child int, _ []db.Asset) int {
 		return 1 + len(db.Assets)*child
@@ -90,7 +102,43 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.EtfSummary.Assets = func(child int) int {
 		return 1 + len(db.Assets)*child
 	}
+	etfConn := func(child int, first, last *int) int {
+		n := defaultEtfSize
+		switch {
+		case first != nil:
+			n = *first
+		case last != nil:
+			n = *last
+		}
+		return 1 + etfItems(min(max(n, 1), maxEtfSize), child)
+	}
+	// A page's pageInfo is written once, not per item: it costs the
+	// least a field may (gqlgen ignores less), so that the page size
+	// multiplies one unit of it rather than its whole selection.
+	c.EtfFlowConnection.PageInfo = func(int) int { return 1 }
+	c.EtfFundFlowConnection.PageInfo = func(int) int { return 1 }
+	c.Query.EtfFlowsConnection = func(child int, _ []db.Asset, _, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
+		return etfConn(child, first, last)
+	}
+	c.Query.EtfFundFlows = func(child int, _ []db.Asset, _ []string, _, _ *time.Time, first *int, _ *string, last *int, _ *string) int {
+		return etfConn(child, first, last)
+	}
+	c.Query.EtfFunds = func(child int, _ []db.Asset) int {
+		return 1 + typicalFunds*child
+	}
+	c.Sources.EtfFunds = func(int) int { return 1 + typicalFunds }
+	c.EtfSummaryEntry.TopFunds = func(child int, first *int) int {
+		n := defaultTopFund
+		if first != nil {
+			n = min(max(*first, 1), maxTopFunds)
+		}
+		return 1 + n*child
+	}
 }
+
+// typicalFunds is the number of ETF funds a list of them is priced at: the
+// US spot ETFs of the four assets, with room for more.
+const typicalFunds = 40
 
 // pageCost is the number of items a connection may return for its arguments.
 func pageCost(first, last *int) int {

@@ -8,12 +8,14 @@ import (
 
 // etfFields names the fields that exist only where ETF flows are offered.
 var etfFields = map[string][]string{
-	"Query":   {"etfFlows", "etfFlowsLatest", "etfSummary"},
-	"Sources": {"etfAssets"},
+	"Query":   {"etfFlows", "etfFlowsLatest", "etfSummary", "etfFlowsConnection", "etfFunds", "etfFundFlows"},
+	"Sources": {"etfAssets", "etfFunds"},
 }
 
 // etfTypes are reachable only through etfFields.
-var etfTypes = []string{"EtfFlow", "EtfAsset", "EtfSummary", "EtfSummaryEntry", "EtfPeriod", "EtfStreak", "EtfStreakDirection"}
+var etfTypes = []string{"EtfFlow", "EtfAsset", "EtfSummary", "EtfSummaryEntry", "EtfPeriod", "EtfStreak", "EtfStreakDirection",
+	"EtfFund", "EtfFundFlow", "EtfTopFund", "EtfFlowConnection", "EtfFlowEdge", "EtfFundFlowConnection", "EtfFundFlowEdge",
+	"Percent", "CoinAmount"}
 
 // withoutETF returns a copy of s without the ETF fields and types. s itself
 // (gqlgen's shared parsed schema) is left untouched: only the maps and the

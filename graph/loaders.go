@@ -38,6 +38,12 @@ type loaders struct {
 	postsOfWeeks *dataloader.Loader[weekKey, db.PostPage]
 	latestOnce   sync.Once
 	latestFlows  *dataloader.Loader[db.Asset, *db.EtfFlow]
+	fundOnce     sync.Once
+	funds        *dataloader.Loader[string, *db.EtfFund]
+	topOnce      sync.Once
+	tops         *dataloader.Loader[topFundsKey, []db.EtfFundPeriod]
+	holdingsOnce sync.Once
+	holding      *dataloader.Loader[db.EtfDay, *db.CoinAmount]
 }
 
 type loadersKey struct{}

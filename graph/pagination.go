@@ -47,6 +47,11 @@ type pageArgs struct {
 // size outside 1..100 are refused; with no size the page holds 50 items,
 // backward when only before is given.
 func (a pageArgs) page(connection string) (db.Page, error) {
+	return a.sizedPage(connection, defaultPageSize, maxPageSize)
+}
+
+// sizedPage is page with another default and largest page size.
+func (a pageArgs) sizedPage(connection string, defaultSize, maxSize int) (db.Page, error) {
 	if a.first != nil && a.last != nil {
 		return db.Page{}, apperr.Invalid("last", "first and last cannot be combined; page forward with first/after or backward with last/before")
 	}
@@ -59,16 +64,16 @@ func (a pageArgs) page(connection string) (db.Page, error) {
 	if a.after != nil && a.before != nil {
 		return db.Page{}, apperr.Invalid("before", "after and before cannot be combined")
 	}
-	p := db.Page{Limit: defaultPageSize, Backward: a.last != nil || (a.first == nil && a.before != nil)}
+	p := db.Page{Limit: defaultSize, Backward: a.last != nil || (a.first == nil && a.before != nil)}
 	if a.first != nil {
-		if *a.first < 1 || *a.first > maxPageSize {
-			return db.Page{}, apperr.Invalid("first", "first must be an integer from 1 to %d", maxPageSize)
+		if *a.first < 1 || *a.first > maxSize {
+			return db.Page{}, apperr.Invalid("first", "first must be an integer from 1 to %d", maxSize)
 		}
 		p.Limit = *a.first
 	}
 	if a.last != nil {
-		if *a.last < 1 || *a.last > maxPageSize {
-			return db.Page{}, apperr.Invalid("last", "last must be an integer from 1 to %d", maxPageSize)
+		if *a.last < 1 || *a.last > maxSize {
+			return db.Page{}, apperr.Invalid("last", "last must be an integer from 1 to %d", maxSize)
 		}
 		p.Limit = *a.last
 	}

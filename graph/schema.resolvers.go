@@ -50,6 +50,21 @@ func (r *etfFlowResolver) Latest(ctx context.Context, obj *db.EtfFlow) (*db.EtfF
 	return f, nil
 }
 
+// Fund is the resolver for the fund field.
+func (r *etfFundFlowResolver) Fund(ctx context.Context, obj *db.EtfFundFlow) (*db.EtfFund, error) {
+	return r.fund(ctx, obj)
+}
+
+// Holdings is the resolver for the holdings field.
+func (r *etfSummaryEntryResolver) Holdings(ctx context.Context, obj *db.EtfSummaryEntry) (*db.CoinAmount, error) {
+	return r.holdings(ctx, obj)
+}
+
+// TopFunds is the resolver for the topFunds field.
+func (r *etfSummaryEntryResolver) TopFunds(ctx context.Context, obj *db.EtfSummaryEntry, first *int) ([]db.EtfFundPeriod, error) {
+	return r.topFunds(ctx, obj, first)
+}
+
 // Brief is the resolver for the brief field.
 func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, error) {
 	b, err := r.loadersFrom(ctx).briefOfPost(ctx, obj)
@@ -212,6 +227,15 @@ func (r *queryResolver) Sources(ctx context.Context) (*model.Sources, error) {
 				return nil, err
 			}
 			out.Coins = tickers
+		case "etfFunds":
+			if out.EtfFunds != nil || !r.etfEnabled {
+				continue
+			}
+			tickers, err := r.fundTickers(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out.EtfFunds = tickers
 		}
 	}
 	return out, nil
@@ -246,7 +270,22 @@ func (r *queryResolver) EtfFlowsLatest(ctx context.Context, assets []db.Asset) (
 
 // EtfSummary is the resolver for the etfSummary field.
 func (r *queryResolver) EtfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error) {
-	return r.store.SummarizeEtfFlows(ctx, db.EtfFilter{Assets: assets})
+	return r.etfSummary(ctx, assets)
+}
+
+// EtfFlowsConnection is the resolver for the etfFlowsConnection field.
+func (r *queryResolver) EtfFlowsConnection(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) (*model.EtfFlowConnection, error) {
+	return r.etfFlowsConnection(ctx, assets, from, to, pageArgs{first: first, after: after, last: last, before: before})
+}
+
+// EtfFunds is the resolver for the etfFunds field.
+func (r *queryResolver) EtfFunds(ctx context.Context, assets []db.Asset) ([]db.EtfFund, error) {
+	return r.store.ListEtfFunds(ctx, assets)
+}
+
+// EtfFundFlows is the resolver for the etfFundFlows field.
+func (r *queryResolver) EtfFundFlows(ctx context.Context, assets []db.Asset, funds []string, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) (*model.EtfFundFlowConnection, error) {
+	return r.etfFundFlows(ctx, assets, funds, from, to, pageArgs{first: first, after: after, last: last, before: before})
 }
 
 // Health is the resolver for the health field.
@@ -306,6 +345,14 @@ func (r *Resolver) Brief() generated.BriefResolver { return &briefResolver{r} }
 // EtfFlow returns generated.EtfFlowResolver implementation.
 func (r *Resolver) EtfFlow() generated.EtfFlowResolver { return &etfFlowResolver{r} }
 
+// EtfFundFlow returns generated.EtfFundFlowResolver implementation.
+func (r *Resolver) EtfFundFlow() generated.EtfFundFlowResolver { return &etfFundFlowResolver{r} }
+
+// EtfSummaryEntry returns generated.EtfSummaryEntryResolver implementation.
+func (r *Resolver) EtfSummaryEntry() generated.EtfSummaryEntryResolver {
+	return &etfSummaryEntryResolver{r}
+}
+
 // Post returns generated.PostResolver implementation.
 func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 
@@ -316,9 +363,11 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	briefResolver        struct{ *Resolver }
-	etfFlowResolver      struct{ *Resolver }
-	postResolver         struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
+	briefResolver           struct{ *Resolver }
+	etfFlowResolver         struct{ *Resolver }
+	etfFundFlowResolver     struct{ *Resolver }
+	etfSummaryEntryResolver struct{ *Resolver }
+	postResolver            struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
 )

@@ -246,6 +246,38 @@ func TestClientEveryEndpoint(t *testing.T) {
 		wantError(t, "unknown asset", bad.StatusCode(), 400, bad.JSON400, feedclient.ErrorCodeBadRequest, "asset")
 	})
 
+	t.Run("ETF funds, their figures and the paginated flows", func(t *testing.T) {
+		funds, err := c.ListEtfFundsWithResponse(ctx, &feedclient.ListEtfFundsParams{Asset: ptr("sol")})
+		if err != nil || funds.JSON200 == nil || len(funds.JSON200.Data) == 0 || funds.JSON200.Data[0].Asset != "SOL" {
+			t.Fatalf("etf funds: %v, status %d %s", err, funds.StatusCode(), funds.Body)
+		}
+		var n int
+		params := &feedclient.ListEtfFundFlowsParams{Fund: ptr("ibit,gbtc"), Limit: ptr(200)}
+		for range 20 {
+			p, err := c.ListEtfFundFlowsWithResponse(ctx, params)
+			if err != nil || p.JSON200 == nil {
+				t.Fatalf("etf fund flows: %v, status %d %s", err, p.StatusCode(), p.Body)
+			}
+			n += len(p.JSON200.Data)
+			if !p.JSON200.Pagination.HasMore {
+				break
+			}
+			params.Cursor = p.JSON200.Pagination.NextCursor
+		}
+		if n < 1000 {
+			t.Errorf("IBIT and GBTC: %d figures, want every day since 2024", n)
+		}
+		flows, err := c.ListEtfFlowsWithResponse(ctx, &feedclient.ListEtfFlowsParams{Paginate: ptr(true), Limit: ptr(2)})
+		if err != nil || flows.JSON200 == nil || len(flows.JSON200.Data) != 2 {
+			t.Fatalf("paginated etf flows: %v, status %d %s", err, flows.StatusCode(), flows.Body)
+		}
+		unknown, err := c.ListEtfFundFlowsWithResponse(ctx, &feedclient.ListEtfFundFlowsParams{Fund: ptr("NOPE")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, "unknown fund", unknown.StatusCode(), 400, unknown.JSON400, feedclient.ErrorCodeBadRequest, "fund")
+	})
+
 	t.Run("HEAD", func(t *testing.T) {
 		h, err := c.HeadListPostsWithResponse(ctx, &feedclient.HeadListPostsParams{Limit: ptr(1)})
 		if err != nil || h.StatusCode() != 200 || len(h.Body) != 0 || h.HTTPResponse.Header.Get("ETag") == "" {

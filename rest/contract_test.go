@@ -158,6 +158,14 @@ func (c *contract) check(req *http.Request, resp *http.Response, body []byte) []
 	templ, item := c.route(req.URL.Path)
 	html := templ == "/graphql" && req.Method == http.MethodGet && status == http.StatusOK &&
 		strings.HasPrefix(header.Get("Content-Type"), "text/html")
+	// The pages and their assets are not JSON: their documented types.
+	if status == http.StatusOK && (templ == dashboardPath || templ == dashboardAssetsPath+"/{file}" || templ == graphiqlAssetsPath+"/{file}") {
+		ct, _, _ := strings.Cut(header.Get("Content-Type"), ";")
+		if !slices.Contains([]string{"text/html", "text/javascript", "text/css"}, ct) {
+			add("Content-Type is %q, want HTML, a script or a stylesheet", header.Get("Content-Type"))
+		}
+		html = true
+	}
 	if ct := header.Get("Content-Type"); status != http.StatusNotModified && ct != contractContentType && !html {
 		add("Content-Type is %q, want %q", ct, contractContentType)
 	}
@@ -385,9 +393,13 @@ func describe(what string, errs []*liberrors.ValidationError) []string {
 	return out
 }
 
+// coinUnits is a quantity of coins as the ETF endpoints write it.
+var coinUnits = regexp.MustCompile(`^\d+(\.\d{1,8})?$`)
+
 // numberProblems finds numbers written in exponent notation anywhere in body
 // but inside a post's raw payload (passed through as stored) and, with
-// money set, ETF amounts with more than two decimals.
+// money set, ETF amounts with more than two decimals (holdings: coins with
+// more than eight).
 func numberProblems(body []byte, money bool) []string {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -396,29 +408,33 @@ func numberProblems(body []byte, money bool) []string {
 		return nil // the schema validation reports bodies that are not JSON
 	}
 	var problems []string
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
+	var walk func(path, key string, v any)
+	walk = func(path, key string, v any) {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {
 				if k != "raw" {
-					walk(path+"."+k, e)
+					walk(path+"."+k, k, e)
 				}
 			}
 		case []any:
 			for i, e := range x {
-				walk(fmt.Sprintf("%s[%d]", path, i), e)
+				walk(fmt.Sprintf("%s[%d]", path, i), key, e)
 			}
 		case json.Number:
 			switch {
 			case strings.ContainsAny(string(x), "eE"):
 				problems = append(problems, fmt.Sprintf("%s is %s, in exponent notation; numbers must be plain decimals", path, x))
+			case money && key == "holdings":
+				if !coinUnits.MatchString(string(x)) {
+					problems = append(problems, fmt.Sprintf("%s is %s; coins must be a plain decimal with at most eight decimals", path, x))
+				}
 			case money && !cents.MatchString(string(x)):
 				problems = append(problems, fmt.Sprintf("%s is %s; money must be a plain decimal with at most two decimals", path, x))
 			}
 		}
 	}
-	walk("$", v)
+	walk("$", "", v)
 	return problems
 }
 

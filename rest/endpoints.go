@@ -26,6 +26,10 @@ const (
 	// shapeItem: like shapeValue, for one resource named by the path id; a
 	// null result is 404.
 	shapeItem
+	// shapeOptionalPage: like shapePage, but pagination is null unless the
+	// client asked for it (pagingParam true, or a cursor): a list that was
+	// not paginated before keeps its answer for the clients that do not ask.
+	shapeOptionalPage
 )
 
 // endpoint is one keyed GET endpoint of /v1: a fixed query, the query
@@ -105,14 +109,32 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 	eps[len(eps)-1].query = "sources_etf"
 	return append(eps,
 		endpoint{
-			pattern: "/v1/etf-flows", query: "etf_flows", shape: shapeValue, units: "usd",
+			pattern: "/v1/etf-flows", query: "etf_flows", shape: shapeOptionalPage, units: "usd",
 			params: []param{
 				assetParam(assets),
 				dateParam("from"),
 				dateParam("to"),
 				limitParam(1, 500, 100),
+				boolParam(pagingParam, pagingParam, nil),
+				cursorParam(),
+			},
+			check: all(fromNotAfterTo, cursorPaginates),
+		},
+		endpoint{
+			pattern: "/v1/etf-flows/funds", query: "etf_fund_flows", shape: shapePage, units: "usd",
+			params: []param{
+				assetParam(assets),
+				fundParam(),
+				dateParam("from"),
+				dateParam("to"),
+				limitParam(1, 500, 100),
+				cursorParam(),
 			},
 			check: fromNotAfterTo,
+		},
+		endpoint{
+			pattern: "/v1/etf-funds", query: "etf_funds", shape: shapeValue, units: "usd",
+			params: []param{assetParam(assets)},
 		},
 		endpoint{
 			pattern: "/v1/etf-flows/latest", query: "etf_flows_latest", shape: shapeValue, units: "usd",
@@ -259,20 +281,24 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 	if ep.shape == shapeItem {
 		vars["id"] = id
 	}
+	// The query has no variable for the paging switch: it only shapes
+	// the envelope.
+	paging := vars[pagingParam] == true || vars["after"] != nil
+	delete(vars, pagingParam)
 	data, err := s.queries.run(graph.WithResponseBuffer(r.Context(), buf), ep.query, vars)
 	if err != nil {
 		return success{}, ep.restParam(err)
 	}
 	res := success{units: ep.units}
 	switch ep.shape {
-	case shapePage:
+	case shapePage, shapeOptionalPage:
 		var pi pageInfo
 		res.data, pi, err = splitPage(data)
-		res.paged, res.hasMore = true, pi.HasNextPage
+		res.paged, res.hasMore = ep.shape == shapePage || paging, pi.HasNextPage
 		if string(pi.position) != "null" {
 			res.position = pi.position // first pages only
 		}
-		if pi.HasNextPage && string(pi.EndCursor) != "null" {
+		if res.paged && pi.HasNextPage && string(pi.EndCursor) != "null" {
 			res.nextCursor = pi.EndCursor
 		}
 	default:

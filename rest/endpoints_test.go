@@ -369,7 +369,7 @@ func TestSources(t *testing.T) {
 		etf    bool
 		fields []string
 	}{
-		{"with ETF flows", true, []string{"curated_sources", "firehose_panes", "coins", "etf_assets"}},
+		{"with ETF flows", true, []string{"curated_sources", "firehose_panes", "coins", "etf_assets", "etf_funds"}},
 		{"without ETF flows", false, []string{"curated_sources", "firehose_panes", "coins"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,6 +420,7 @@ func TestSources(t *testing.T) {
 			Curated []string `json:"curated_sources"`
 			Panes   []string `json:"firehose_panes"`
 			Assets  []string `json:"etf_assets"`
+			Funds   []string `json:"etf_funds"`
 		}
 		if err := json.Unmarshal(a.get(t, "/v1/sources", a.free).env.Data, &src); err != nil {
 			t.Fatal(err)
@@ -441,6 +442,16 @@ func TestSources(t *testing.T) {
 		for _, as := range src.Assets {
 			check("/v1/etf-flows?limit=1&asset=" + as)
 		}
+		if len(src.Funds) < 20 || !slices.IsSorted(src.Funds) {
+			t.Errorf("etf_funds = %v, want the seeded funds, sorted", src.Funds)
+		}
+		for _, f := range src.Funds {
+			r := a.get(t, "/v1/etf-flows/funds?limit=1&fund="+f, a.free)
+			r.wantStatus(t, http.StatusOK)
+			if items := r.items(t); len(items) != 1 || str(t, items[0]["ticker"]) != f {
+				t.Errorf("fund=%s: %d items, want its newest figure", f, len(items))
+			}
+		}
 	})
 }
 
@@ -449,7 +460,7 @@ func TestEtfFlows(t *testing.T) {
 	a := newAPI(t)
 	a.addEtfFlows(3, db.AssetHYPE, db.AssetSOL, db.AssetBTC, db.AssetETH)
 	const window = "&from=2031-01-06&to=2031-01-31"
-	etfFields := []string{"uid", "asset", "flow_date", "net_inflow", "cum_net_inflow", "net_assets", "value_traded", "updated_at"}
+	etfFields := []string{"uid", "asset", "flow_date", "net_inflow", "cum_net_inflow", "net_assets", "value_traded", "updated_at", "funds_complete"}
 
 	t.Run("fields, money and order", func(t *testing.T) {
 		t.Parallel()
@@ -565,7 +576,8 @@ func TestEtfFlows(t *testing.T) {
 func TestETFDisabled(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t, func(c *Config) { c.ETFEnabled = false })
-	for _, path := range []string{"/v1/etf-flows", "/v1/etf-flows/latest", "/v1/etf-flows/summary", "/v1/etf-flows?asset=BTC"} {
+	for _, path := range []string{"/v1/etf-flows", "/v1/etf-flows/latest", "/v1/etf-flows/summary", "/v1/etf-flows?asset=BTC",
+		"/v1/etf-funds", "/v1/etf-flows/funds", "/v1/etf-flows/funds?fund=IBIT", "/v1/etf-flows?paginate=true"} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			r := a.get(t, path, a.free)

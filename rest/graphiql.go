@@ -24,11 +24,18 @@ var graphiqlFiles embed.FS
 // graphiqlAssetsPath is where the page's scripts and styles are served.
 const graphiqlAssetsPath = "/graphql/assets"
 
-// graphiql serves the GraphiQL page and its embedded assets: no CDN, so the
-// page works offline.
-type graphiql struct {
-	page   []byte
-	assets map[string]asset // by file name
+func newGraphiQL() (*staticPage, error) {
+	return newStaticPage(graphiqlFiles, "graphiql", graphiqlAssetsPath, nil)
+}
+
+// staticPage serves an HTML page and its embedded assets: no CDN, so the
+// page works offline. The pages hold no data and need no key: they ask for
+// one and send it with the queries they make.
+type staticPage struct {
+	page       []byte
+	etag       string // the page's strong validator
+	assetsPath string
+	assets     map[string]asset // by file name
 }
 
 // asset is one embedded file and its strong validator.
@@ -37,43 +44,56 @@ type asset struct {
 	etag string
 }
 
-func newGraphiQL() (*graphiql, error) {
-	tmpl, err := template.ParseFS(graphiqlFiles, "graphiql/index.html")
+// newStaticPage renders dir/index.html of files with its assets' path as
+// .Assets and the fields of data, and holds dir's other files as the
+// assets served under assetsPath.
+func newStaticPage(files embed.FS, dir, assetsPath string, data map[string]any) (*staticPage, error) {
+	tmpl, err := template.ParseFS(files, dir+"/index.html")
 	if err != nil {
-		return nil, fmt.Errorf("graphiql page: %w", err)
+		return nil, fmt.Errorf("%s page: %w", dir, err)
+	}
+	vars := map[string]any{"Assets": assetsPath}
+	for k, v := range data {
+		vars[k] = v
 	}
 	var page bytes.Buffer
-	if err := tmpl.Execute(&page, struct{ Assets string }{graphiqlAssetsPath}); err != nil {
-		return nil, fmt.Errorf("graphiql page: %w", err)
+	if err := tmpl.Execute(&page, vars); err != nil {
+		return nil, fmt.Errorf("%s page: %w", dir, err)
 	}
-	g := &graphiql{page: page.Bytes(), assets: map[string]asset{}}
-	err = fs.WalkDir(graphiqlFiles, "graphiql", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path.Ext(p) == ".html" {
+	p := &staticPage{page: page.Bytes(), etag: fileETag(page.Bytes()), assetsPath: assetsPath, assets: map[string]asset{}}
+	err = fs.WalkDir(files, dir, func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(name) == ".html" {
 			return err
 		}
-		b, err := graphiqlFiles.ReadFile(p)
-		sum := sha256.Sum256(b)
-		g.assets[path.Base(p)] = asset{body: b, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+		b, err := files.ReadFile(name)
+		p.assets[path.Base(name)] = asset{body: b, etag: fileETag(b)}
 		return err
 	})
-	return g, err
+	return p, err
 }
 
-// servePage writes the page. It holds no data, so it needs no key.
-func (g *graphiql) servePage(w http.ResponseWriter, r *http.Request) {
+// fileETag is the validator of an embedded file.
+func fileETag(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// servePage writes the page.
+func (p *staticPage) servePage(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(g.page))
+	h.Set("Etag", p.etag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(p.page))
 }
 
 // serveAsset writes one asset, or the JSON 404 for a name it does not have.
 // Names carry versions (or are feedapi's own, small and revalidated), so the
 // versioned ones are cached for a year; a strong ETag answers revalidations
 // with 304.
-func (g *graphiql) serveAsset(w http.ResponseWriter, r *http.Request, notFound http.HandlerFunc) {
-	name := strings.TrimPrefix(r.URL.Path, graphiqlAssetsPath+"/")
-	a, ok := g.assets[name]
+func (p *staticPage) serveAsset(w http.ResponseWriter, r *http.Request, notFound http.HandlerFunc) {
+	name := strings.TrimPrefix(r.URL.Path, p.assetsPath+"/")
+	a, ok := p.assets[name]
 	if !ok {
 		notFound(w, r)
 		return

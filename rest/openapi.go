@@ -252,7 +252,7 @@ func oaBuild(o OpenAPIOptions) *oaDocument {
 		Paths:    oaPaths(o),
 		Components: oaComponents{
 			Schemas:    oaSchemas(o),
-			Parameters: oaWithSearchParameters(oaParameters()),
+			Parameters: oaETFParameters(o, oaWithSearchParameters(oaParameters())),
 			Headers:    oaHeaderDefs(o),
 			Responses:  oaResponses(),
 			SecuritySchemes: map[string]oaSecurityScheme{oaBearer: {
@@ -263,16 +263,24 @@ func oaBuild(o OpenAPIOptions) *oaDocument {
 	}
 }
 
+// oaETFParameters adds the ETF funds' parameters where ETF flows are offered.
+func oaETFParameters(o OpenAPIOptions, params map[string]*oaParameter) map[string]*oaParameter {
+	if o.ETFEnabled {
+		oaETFFundParameters(params)
+	}
+	return params
+}
+
 // oaDescription summarises the contract's decisions for readers.
 func oaDescription(o OpenAPIOptions) string {
-	etf := "This deployment does not offer ETF flows: `/v1/etf-flows`, `/v1/etf-flows/latest` and `/v1/etf-flows/summary` answer 404 `not_found`, and `/v1/sources` has no `etf_assets`."
+	etf := "This deployment does not offer ETF flows: `/v1/etf-flows`, `/v1/etf-flows/latest`, `/v1/etf-flows/summary`, `/v1/etf-flows/funds` and `/v1/etf-funds` answer 404 `not_found`, and `/v1/sources` has no `etf_assets` nor `etf_funds`."
 	if o.ETFEnabled {
-		etf = "This deployment offers daily US spot-ETF flows (`/v1/etf-flows`, `/v1/etf-flows/latest`, `/v1/etf-flows/summary`). Their monetary values are raw US dollars: JSON numbers in plain decimal notation (never exponent notation), exact to the cent; `meta.units` is `usd`."
+		etf = "This deployment offers daily US spot-ETF flows (`/v1/etf-flows`, `/v1/etf-flows/latest`, `/v1/etf-flows/summary`) and their funds (`/v1/etf-funds`, each fund's daily figures in `/v1/etf-flows/funds`). Their monetary values are raw US dollars: JSON numbers in plain decimal notation (never exponent notation), exact to the cent; `meta.units` is `usd`. Holdings are coins, in plain decimal notation with at most eight decimals."
 	}
 	return strings.Join([]string{
 		"Read-only JSON over HTTPS. Every `/v1` path takes GET and HEAD (the headers of GET, no body); nothing takes a request body except `POST /graphql`.",
 		"",
-		"**Envelope.** Every body except this document's is a JSON object. Success: `data` (an array for lists, an object for one resource), `pagination` (`{next_cursor, has_more}` on the paginated lists posts, briefs and firehose; `null` everywhere else) and `meta`: `api_version` (`v1`), `request_id` (unique per response, equal to the `X-Request-Id` header), `tier` (the key's tier; `null` where no valid key was given) and, on ETF responses, `units` (`usd`). Error: `{error: {code, message}, meta}`, with neither `data` nor `pagination`. `Content-Type` is always `application/json; charset=utf-8`, and `X-Content-Type-Options` always `nosniff`. A request line and header fields over 16 KiB are refused with 431 and `bad_request` in the error envelope (over 64 KiB, and for requests HTTP itself cannot read, such as a malformed request line or a repeated `Host`, the HTTP server answers in `text/plain` before the API sees the request).",
+		"**Envelope.** Every body except this document's is a JSON object. Success: `data` (an array for lists, an object for one resource), `pagination` (`{next_cursor, has_more}` on the paginated lists posts, briefs, firehose and `/v1/etf-flows/funds`, and on `/v1/etf-flows` when asked for with `paginate=true` or a `cursor`; `null` everywhere else) and `meta`: `api_version` (`v1`), `request_id` (unique per response, equal to the `X-Request-Id` header), `tier` (the key's tier; `null` where no valid key was given) and, on ETF responses, `units` (`usd`). Error: `{error: {code, message}, meta}`, with neither `data` nor `pagination`. `Content-Type` is always `application/json; charset=utf-8`, and `X-Content-Type-Options` always `nosniff`. A request line and header fields over 16 KiB are refused with 431 and `bad_request` in the error envelope (over 64 KiB, and for requests HTTP itself cannot read, such as a malformed request line or a repeated `Host`, the HTTP server answers in `text/plain` before the API sees the request).",
 		"",
 		"**Formats.** Timestamps are UTC written `YYYY-MM-DDTHH:MM:SS.sssZ`; days are `YYYY-MM-DD`. A field of a resource is always present (`null` when empty) except three: `body` of posts (omitted with `include_body=false`), `raw` of posts (only with `include_raw=true`) and `summary_ai` of firehose messages (only with `include_summary=true`). The schemas close every object (`additionalProperties: false`) to describe v1 exactly as served today; as fields may be added within v1, clients should ignore fields they do not know.",
 		"",
@@ -374,12 +382,13 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			}},
 		}), "404"),
 	}}
+	oaDashboardPaths(p, o)
 	oaStreamPaths(p)
 	if o.ETFEnabled {
 		p["/v1/etf-flows"] = &oaPathItem{Get: &oaOperation{
 			OperationID: "listEtfFlows", Summary: "List daily ETF flows", Tags: []string{oaTagETF}, Security: oaKeyed(),
-			Description: "Daily US spot-ETF flows, ordered by `flow_date` descending, then asset in the order BTC, ETH, SOL, HYPE. Not paginated (`pagination` is null): narrow the window with `from`, `to` and `limit`.",
-			Parameters:  oaParams("Asset", "From", "To", "EtfLimit", "IfNoneMatch"),
+			Description: "Daily US spot-ETF flows, ordered by `flow_date` descending, then asset in the order BTC, ETH, SOL, HYPE. By default not paginated (`pagination` is null): narrow the window with `from`, `to` and `limit`. To walk the whole history, ask for `paginate=true`: the answer then carries `pagination` like the paginated lists, and `cursor` reads the next, older page of the same filters. `funds_complete` says whether the day's per-fund figures (`/v1/etf-flows/funds`) add up to the record.",
+			Parameters:  oaParams("Asset", "From", "To", "EtfLimit", "Paginate", "Cursor", "IfNoneMatch"),
 			Responses:   oaKeyedResponses(oaSuccess("The flow records.", "EtfFlowsResponse", true)),
 		}}
 		p["/v1/etf-flows/latest"] = &oaPathItem{Get: &oaOperation{
@@ -394,6 +403,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 			Parameters:  oaParams("Asset", "IfNoneMatch"),
 			Responses:   oaKeyedResponses(oaSuccess("The summary.", "EtfSummaryResponse", true)),
 		}}
+		oaETFFundPaths(p)
 	}
 	// Every path but /graphql and the streams answers HEAD as GET without a
 	// body.
@@ -748,6 +758,9 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 		}, "uid", "asset", "flow_date", "net_inflow", "cum_net_inflow", "net_assets", "value_traded", "updated_at")
 		s["EtfFlowsResponse"] = oaEnvelope(&oaSchema{Type: "array", Items: oaRef("EtfFlow")}, false, "EtfMeta")
 		oaETFSummarySchemas(s)
+		oaETFFundSchemas(s)
+		sources["etf_funds"] = &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Pattern: `^[A-Z0-9]{1,7}$`},
+			Description: "Tickers of the ETF funds, sorted: each is a `fund` value of `/v1/etf-flows/funds`. Always sent where ETF flows are offered; not listed as required so that answers of v1 before it stay valid."}
 	}
 	s["Sources"] = oaObject("The valid values of the filters.", sources, required...)
 

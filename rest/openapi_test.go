@@ -200,10 +200,17 @@ func TestOpenAPIWithoutETF(t *testing.T) {
 			t.Errorf("path %s is documented without ETF flows", path)
 		}
 	}
-	if _, ok := at(t, m, "components", "schemas", "Sources", "properties").(map[string]any)["etf_assets"]; ok {
-		t.Error("Sources has etf_assets without ETF flows")
+	for _, field := range []string{"etf_assets", "etf_funds"} {
+		if _, ok := at(t, m, "components", "schemas", "Sources", "properties").(map[string]any)[field]; ok {
+			t.Errorf("Sources has %s without ETF flows", field)
+		}
 	}
-	for _, name := range []string{"EtfFlow", "EtfMeta", "EtfFlowsResponse"} {
+	for _, name := range []string{"Fund", "Paginate"} {
+		if _, ok := at(t, m, "components", "parameters").(map[string]any)[name]; ok {
+			t.Errorf("parameter %s is documented without ETF flows", name)
+		}
+	}
+	for _, name := range []string{"EtfFlow", "EtfMeta", "EtfFlowsResponse", "EtfFund", "EtfFundFlow", "EtfTopFund", "EtfFundsResponse", "EtfFundFlowsPage"} {
 		if _, ok := at(t, m, "components", "schemas").(map[string]any)[name]; ok {
 			t.Errorf("schema %s is documented without ETF flows", name)
 		}
@@ -243,9 +250,10 @@ func TestOpenAPIWithoutETF(t *testing.T) {
 func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	m := decodeDoc(t, testDoc(t, openAPITestOptions))
 	const asset = graphiqlAssetsPath + "/{file}"
-	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true}
-	wantPaths := []string{"/graphql", asset, "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/latest",
-		"/v1/etf-flows/summary", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources"}
+	const dashAsset = dashboardAssetsPath + "/{file}"
+	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true, dashboardPath: true, dashAsset: true}
+	wantPaths := []string{dashboardPath, dashAsset, "/graphql", asset, "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/funds", "/v1/etf-flows/latest",
+		"/v1/etf-flows/summary", "/v1/etf-funds", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources"}
 	paths := at(t, m, "paths").(map[string]any)
 	var got []string
 	for p := range paths {
@@ -275,7 +283,7 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 			case path != "/graphql" && !strings.HasSuffix(path, "/stream"): // a stream has no 304
 				want = append(want, "304")
 			}
-			if strings.HasSuffix(path, "{id}") || path == asset {
+			if strings.HasSuffix(path, "{id}") || path == asset || path == dashAsset {
 				want = append(want, "404")
 			}
 			if path == "/v1/health" {
@@ -286,7 +294,7 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 					t.Errorf("%s does not document %s", name, status)
 				}
 			}
-			if rs["404"] != nil && !strings.HasSuffix(path, "{id}") && path != asset {
+			if rs["404"] != nil && !strings.HasSuffix(path, "{id}") && path != asset && path != dashAsset {
 				t.Errorf("%s documents 404, which it cannot answer", name)
 			}
 			// Each error response is the envelope with the code of its status.

@@ -247,6 +247,51 @@ func parseID(v string) (int64, error) {
 	return n, nil
 }
 
+// pagingParam asks a list that is not paginated by default for its
+// pagination object (shapeOptionalPage).
+const pagingParam = "paginate"
+
+// cursorPaginates refuses paginate=false with a cursor, which asks for the
+// next page of a paginated walk.
+func cursorPaginates(vars map[string]any) error {
+	if vars[pagingParam] == false && vars["after"] != nil {
+		return apperr.Invalid(pagingParam, "paginate cannot be false with a cursor: a cursor continues a paginated walk")
+	}
+	return nil
+}
+
+// all combines cross-parameter rules, checked in order.
+func all(checks ...func(map[string]any) error) func(map[string]any) error {
+	return func(vars map[string]any) error {
+		for _, c := range checks {
+			if err := c(vars); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// fundParam is a comma-separated list of fund tickers, passed on as given
+// (trimmed); the graph layer checks each against the funds.
+func fundParam() param {
+	return param{
+		name: "fund", variable: "funds",
+		allowed: "a comma-separated list of at most 50 fund tickers listed by /v1/etf-funds",
+		parse: func(v string) (any, bool) {
+			var out []any
+			for item := range strings.SplitSeq(v, ",") {
+				item = strings.TrimSpace(item)
+				if item == "" || len(item) > maxTextParam {
+					return nil, false
+				}
+				out = append(out, item)
+			}
+			return out, true
+		},
+	}
+}
+
 // fromNotAfterTo refuses an ETF date range whose from lies after its to.
 // The dates are YYYY-MM-DD, so they compare as strings.
 func fromNotAfterTo(vars map[string]any) error {

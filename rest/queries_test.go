@@ -159,7 +159,7 @@ func TestFixedQueriesCostWellUnderTheBudget(t *testing.T) {
 			switch v.Type.Name() {
 			case "Int":
 				vars[v.Variable] = 100
-				if name == "etf_flows" {
+				if name == "etf_flows" || name == "etf_fund_flows" {
 					vars[v.Variable] = 500
 				}
 			case "Boolean":

@@ -131,7 +131,8 @@ type server struct {
 	keys      Authenticator
 	queries   *runner
 	graphql   http.Handler
-	graphiql  *graphiql
+	graphiql  *staticPage
+	dashboard *staticPage
 	openapi   []byte
 	endpoints []endpoint
 	streamEps []streamEndpoint
@@ -276,6 +277,9 @@ func New(cfg Config) (http.Handler, error) {
 	cfg.Graph.ChargeOperation = s.chargeOperation
 	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))
 	if s.graphiql, err = newGraphiQL(); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
+	if s.dashboard, err = newDashboard(cfg.ETFEnabled); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 

@@ -54,6 +54,12 @@ func (s *server) routes() http.Handler {
 	getHead(r, graphiqlAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.graphiql.serveAsset(w, r, s.notFound)
 	})))
+	// The dashboard and its assets: no key (the page asks for one and
+	// reads /graphql with it), limited per client IP.
+	getHead(r, dashboardPath, s.ipLimited(http.HandlerFunc(s.dashboard.servePage)))
+	getHead(r, dashboardAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.dashboard.serveAsset(w, r, s.notFound)
+	})))
 	// GraphQL for internal dashboards.
 	r.Group(func(r chi.Router) {
 		r.Use(s.playgroundWithoutKey, s.websocketWithoutHeader, s.authenticate, s.keyed("internal"))

@@ -87,6 +87,45 @@ async function main(): Promise<void> {
     if (Number(text) !== flow.cum_net_inflow) throw new Error(`cum_net_inflow ${flow.cum_net_inflow} is not exact in cents`);
   }
 
+  // The funds, each fund's figures walked page by page, the paginated
+  // flows, and the summary's top funds.
+  const funds = await api.GET("/v1/etf-funds", { params: { query: { asset: "btc" } } });
+  if (funds.error) throw new Error(funds.error.error.message);
+  check("EtfFundsResponse", funds.data);
+  const fee: number = funds.data.data[0].fee;
+  let figures = 0;
+  let fundCursor: string | undefined;
+  for (let i = 0; i < 4; i++) {
+    const page = await api.GET("/v1/etf-flows/funds", { params: { query: { fund: "ibit,gbtc", limit: 100, cursor: fundCursor } } });
+    if (page.error) throw new Error(page.error.error.message);
+    check("EtfFundFlowsPage", page.data);
+    for (const f of page.data.data) {
+      if (f.ticker !== "IBIT" && f.ticker !== "GBTC") throw new Error(`fund filter: ${f.uid}`);
+      const coins: number | null = f.holdings;
+      if (coins !== null && coins < 0) throw new Error(`holdings ${coins}`);
+      figures++;
+    }
+    if (!page.data.pagination.has_more) break;
+    fundCursor = page.data.pagination.next_cursor ?? undefined;
+  }
+  if (figures !== 400) throw new Error(`walked ${figures} fund figures, want 400`);
+  const paged = await api.GET("/v1/etf-flows", { params: { query: { paginate: true, limit: 5 } } });
+  if (paged.error || paged.data.pagination === null) throw new Error("paginate=true gave no pagination");
+  check("EtfFlowsResponse", paged.data);
+  const next = await api.GET("/v1/etf-flows", { params: { query: { limit: 5, cursor: paged.data.pagination.next_cursor ?? undefined } } });
+  if (next.error || next.data.data[0].uid === paged.data.data[0].uid) throw new Error("the next page of etf-flows");
+  check("EtfFlowsResponse", next.data);
+  const complete: boolean | undefined = next.data.data[0].funds_complete;
+  if (complete === undefined) throw new Error("no funds_complete");
+  const summary = await api.GET("/v1/etf-flows/summary", { params: { query: { asset: "sol" } } });
+  if (summary.error || !summary.data.data) throw new Error("summary");
+  check("EtfSummaryResponse", summary.data);
+  const top = summary.data.data.assets[0].top_funds ?? [];
+  if (top.length === 0 || top[0].fund.asset !== "SOL") throw new Error(`top funds ${JSON.stringify(top)}`);
+  const unknown = await api.GET("/v1/etf-flows/funds", { params: { query: { fund: "NOPE" } } });
+  if (!unknown.error || !unknown.error.error.message.includes("fund")) throw new Error("fund=NOPE was accepted");
+  check("ErrorEnvelope", unknown.error);
+
   const health = await createClient<paths>({ baseUrl: base }).GET("/v1/health");
   if (health.error) throw new Error("health");
   check("HealthResponse", health.data);
@@ -119,7 +158,7 @@ async function main(): Promise<void> {
   if (again?.id !== seen[0].id) throw new Error(`GraphQL post ${JSON.stringify(run.data)}`);
 
   console.log(`ts-check: ${checked} responses valid under Ajv 2020-12; ${seen.length} posts walked; brief of ${markdown.length} bytes; ` +
-    `graphql-js takes post(id: 2147483648)`);
+    `${figures} fund figures walked (fees such as ${fee}%); graphql-js takes post(id: 2147483648)`);
 }
 
 main().catch((e: unknown) => {

@@ -65,7 +65,7 @@ func TestOperatorMessages(t *testing.T) {
 	}{
 		{[]string{"keys", "revoke", "999999"}, "feedapi: key 999999 not found\n"},
 		// The template is seeded.
-		{[]string{"seed"}, "feedapi: seed: database already holds feed data (posts, briefs, firehose_messages, etf_flows not empty); run feedapi seed --reset to replace it (keys are kept)\n"},
+		{[]string{"seed"}, "feedapi: seed: database already holds feed data (posts, briefs, firehose_messages, etf_flows, etf_fund_flows, etf_funds not empty); run feedapi seed --reset to replace it (keys are kept)\n"},
 	} {
 		code, _, stderr := runCLI(t, append([]string{"--database-url", dbURL}, tc.args...)...)
 		if code != 1 || stderr != tc.want {

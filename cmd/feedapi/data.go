@@ -49,8 +49,8 @@ func (c seedCmd) Run(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "seeded %d posts, %d firehose messages, %d briefs, %d ETF flows in %s\n",
-		stats.Posts, stats.Firehose, stats.Briefs, stats.EtfFlows, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(g.stdout, "seeded %d posts, %d firehose messages, %d briefs, %d ETF flows, %d ETF funds with %d daily figures in %s\n",
+		stats.Posts, stats.Firehose, stats.Briefs, stats.EtfFlows, stats.EtfFunds, stats.EtfFundFlows, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -61,7 +61,7 @@ func (c seedCmd) options() seed.Options {
 
 // importCmd upserts NDJSON files.
 type importCmd struct {
-	Kind     string        `arg:"" enum:"posts,briefs,firehose,etf-flows" help:"What the file holds: posts, briefs, firehose or etf-flows."`
+	Kind     string        `arg:"" enum:"posts,briefs,firehose,etf-flows,etf-funds,etf-fund-flows" help:"What the file holds: posts, briefs, firehose, etf-flows, etf-funds or etf-fund-flows (a fund's figures after the fund)."`
 	File     string        `arg:"" optional:"" default:"-" help:"NDJSON file to read; - (the default) reads standard input."`
 	Batch    int           `default:"1000" help:"Rows per insert statement and transaction."`
 	Follow   bool          `help:"Read lines as they arrive (a pipe from a scraper) and commit each one, or the few that arrived together, within milliseconds; stop at the end of the input or on SIGTERM, after committing what was read."`

@@ -68,7 +68,9 @@ the oldest posts (posts-deep-page). The chosen values are printed as notes.
 The search scenarios (issue 14's targets: coins and q, common and rare, alone
 and with source or pane, first and deep page) run with --scenarios search,
 not with all; the rare ticker is --rare-coin or the rarest on the newest 100
-items of the list.
+items of the list. The ETF funds' scenarios (etf-funds, etf-fund-flows,
+etf-fund-flows-fund, etf-flows-paged, etf-summary) run with
+--scenarios etf-funds.
 
 Scenarios (--scenarios a,b,c, all or search; --list prints them):
 `

@@ -80,7 +80,7 @@ var scenarios = append([]scenario{
 		prepare: prepGraphQLDashboard, graphql: true},
 	{name: "unknown-keys", doc: "GET /v1/posts?limit=50 with a new random well-formed key each time: a flood of refused keys (401); only when named, e.g. beside another feedbench measuring a real client",
 		prepare: prepUnknownKeys, optIn: true},
-}, searchScenarios()...)
+}, append(searchScenarios(), etfFundScenarios()...)...)
 
 // selectScenarios resolves --scenarios: "all" or a list of names, kept in
 // the order given, without duplicates.
@@ -490,4 +490,33 @@ func (d *discovery) deepCursor(ctx context.Context, list string, q url.Values) (
 func gqlString(s string) string {
 	b, _ := json.Marshal(s) // a string always encodes
 	return string(b)
+}
+
+// etfFundScenarios read the ETF funds' endpoints and the summary with its
+// top funds; group "etf-funds", only when named.
+func etfFundScenarios() []scenario {
+	withFlows := func(path string, kv ...string) func(context.Context, *discovery) (nextFunc, error) {
+		return func(ctx context.Context, d *discovery) (nextFunc, error) {
+			if _, err := d.newestFlowDate(ctx); err != nil {
+				return nil, err
+			}
+			q := url.Values{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				q.Set(kv[i], kv[i+1])
+			}
+			return roundRobin(d.get(path, q)), nil
+		}
+	}
+	return []scenario{
+		{name: "etf-funds", doc: "GET /v1/etf-funds", group: "etf-funds", optIn: true,
+			prepare: withFlows("/v1/etf-funds")},
+		{name: "etf-fund-flows", doc: "GET /v1/etf-flows/funds?limit=100", group: "etf-funds", optIn: true,
+			prepare: withFlows("/v1/etf-flows/funds", "limit", "100")},
+		{name: "etf-fund-flows-fund", doc: "GET /v1/etf-flows/funds?fund=IBIT,GBTC&limit=100", group: "etf-funds", optIn: true,
+			prepare: withFlows("/v1/etf-flows/funds", "fund", "IBIT,GBTC", "limit", "100")},
+		{name: "etf-flows-paged", doc: "GET /v1/etf-flows?paginate=true&limit=500 (with funds_complete)", group: "etf-funds", optIn: true,
+			prepare: withFlows("/v1/etf-flows", "paginate", "true", "limit", "500")},
+		{name: "etf-summary", doc: "GET /v1/etf-flows/summary (with top funds and holdings)", group: "etf-funds", optIn: true,
+			prepare: withFlows("/v1/etf-flows/summary")},
+	}
 }

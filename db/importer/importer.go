@@ -1,5 +1,6 @@
 // Package importer loads NDJSON files into feedapi's tables; it is the
-// operator command `feedapi import posts|briefs|firehose|etf-flows [FILE|-]`.
+// operator command `feedapi import KIND [FILE|-]` with KIND one of posts,
+// briefs, firehose, etf-flows, etf-funds and etf-fund-flows.
 //
 // Each line is one JSON object with the REST field names of its resource
 // (posts also take raw, briefs content, the firehose summary_ai); uid is
@@ -116,6 +117,20 @@ func Import(ctx context.Context, bdb *bun.DB, kind Kind, r io.Reader, opts Optio
 			kind:  kind,
 			parse: parseEtfFlow,
 			key:   func(f *db.EtfFlow) etfKey { return etfKey{f.Asset, f.FlowDate} },
+		})
+	case KindEtfFunds:
+		return run(ctx, bdb, r, opts, resource[db.EtfFund, string]{
+			kind:      kind,
+			parse:     parseEtfFund,
+			key:       func(f *db.EtfFund) string { return f.Ticker },
+			conflicts: fundAssetConflicts,
+		})
+	case KindEtfFundFlows:
+		return run(ctx, bdb, r, opts, resource[db.EtfFundFlow, fundKey]{
+			kind:      kind,
+			parse:     parseEtfFundFlow,
+			key:       func(f *db.EtfFundFlow) fundKey { return fundKey{f.Ticker, f.FlowDate} },
+			conflicts: fundFlowConflicts,
 		})
 	}
 	_, err := ParseKind(string(kind))

@@ -79,10 +79,12 @@ func run(t *testing.T, bdb *bun.DB, kind importer.Kind, opts importer.Options, l
 // table is the table each kind is imported into.
 func table(kind importer.Kind) string {
 	return map[importer.Kind]string{
-		importer.KindPosts:    "posts",
-		importer.KindBriefs:   "briefs",
-		importer.KindFirehose: "firehose_messages",
-		importer.KindEtfFlows: "etf_flows",
+		importer.KindPosts:        "posts",
+		importer.KindBriefs:       "briefs",
+		importer.KindFirehose:     "firehose_messages",
+		importer.KindEtfFlows:     "etf_flows",
+		importer.KindEtfFunds:     "etf_funds",
+		importer.KindEtfFundFlows: "etf_fund_flows",
 	}[kind]
 }
 
@@ -138,7 +140,7 @@ func count(t *testing.T, bdb *bun.DB, table string) int {
 
 func TestParseKind(t *testing.T) {
 	t.Parallel()
-	for _, s := range []string{"posts", "briefs", "firehose", "etf-flows"} {
+	for _, s := range []string{"posts", "briefs", "firehose", "etf-flows", "etf-funds", "etf-fund-flows"} {
 		if k, err := importer.ParseKind(s); err != nil || string(k) != s {
 			t.Errorf("ParseKind(%q) = %q, %v", s, k, err)
 		}

@@ -332,6 +332,80 @@ func (o *object) money(name string) db.Money {
 	return m
 }
 
+// optMoney is money for an optional amount; absent and null are nil.
+func (o *object) optMoney(name string) *db.Money {
+	if v, ok := o.members[name]; !ok || string(v) == "null" {
+		o.used[name] = true
+		return nil
+	}
+	m := o.money(name)
+	return &m
+}
+
+// decimalText returns a member that is a JSON number or a string holding one.
+func (o *object) decimalText(name string, v json.RawMessage) (string, bool) {
+	if v[0] != '"' {
+		return string(v), true
+	}
+	return o.str(name, v)
+}
+
+// coinAmount reads an optional non-negative quantity of coins, a JSON number
+// or a decimal string with at most 8 decimals; absent and null are nil.
+func (o *object) coinAmount(name string) *db.CoinAmount {
+	v, ok := o.take(name)
+	if !ok {
+		return nil
+	}
+	s, ok := o.decimalText(name, v)
+	if !ok {
+		return nil
+	}
+	c, err := db.ParseCoinAmount(s)
+	if err != nil || c < 0 {
+		o.fail(name, "must be a non-negative decimal amount of coins with at most 8 decimals, below 10^10, and no exponent")
+		return nil
+	}
+	return &c
+}
+
+// percent reads a required percentage from 0 to 999.99 with at most two
+// decimals.
+func (o *object) percent(name string) db.Percent {
+	v, ok := o.require(name)
+	if !ok {
+		return 0
+	}
+	s, ok := o.decimalText(name, v)
+	if !ok {
+		return 0
+	}
+	p, err := db.ParsePercent(s)
+	if err != nil {
+		o.fail(name, "must be a percentage from 0 to 999.99 with at most two decimals (0.25 for 0.25%%)")
+		return 0
+	}
+	return p
+}
+
+// ticker reads a required fund ticker, in any case, and returns it upper case.
+func (o *object) ticker(name string) string {
+	t := strings.ToUpper(o.text(name))
+	if t != "" && !db.ValidTicker(t) {
+		o.fail(name, "must be 1 to 7 letters A-Z or digits")
+	}
+	return t
+}
+
+// optAsset is asset for an optional member; absent and null are "".
+func (o *object) optAsset(name string) db.Asset {
+	if v, ok := o.members[name]; !ok || string(v) == "null" {
+		o.used[name] = true
+		return ""
+	}
+	return o.asset(name)
+}
+
 // boolean reads an optional JSON boolean; absent and null are false.
 func (o *object) boolean(name string) bool {
 	v, ok := o.take(name)

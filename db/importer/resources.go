@@ -21,15 +21,19 @@ const (
 	KindBriefs   Kind = "briefs"
 	KindFirehose Kind = "firehose"
 	KindEtfFlows Kind = "etf-flows"
+	// KindEtfFunds and KindEtfFundFlows are the funds and their daily
+	// figures; a figure names a fund imported before it.
+	KindEtfFunds     Kind = "etf-funds"
+	KindEtfFundFlows Kind = "etf-fund-flows"
 )
 
 // ParseKind returns the Kind named s.
 func ParseKind(s string) (Kind, error) {
 	switch k := Kind(s); k {
-	case KindPosts, KindBriefs, KindFirehose, KindEtfFlows:
+	case KindPosts, KindBriefs, KindFirehose, KindEtfFlows, KindEtfFunds, KindEtfFundFlows:
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown import kind %q: want posts, briefs, firehose or etf-flows", s)
+	return "", fmt.Errorf("unknown import kind %q: want posts, briefs, firehose, etf-flows, etf-funds or etf-fund-flows", s)
 }
 
 // resource describes how lines of one kind become rows of its table.
@@ -111,6 +115,107 @@ func parseEtfFlow(o *object) (db.EtfFlow, error) {
 		UpdatedAt:    o.timestamp("updated_at"),
 	}
 	return f, o.err()
+}
+
+func parseEtfFund(o *object) (db.EtfFund, error) {
+	f := db.EtfFund{
+		Ticker:     o.ticker("ticker"),
+		Asset:      o.asset("asset"),
+		Issuer:     o.text("issuer"),
+		Name:       o.text("name"),
+		Fee:        o.percent("fee"),
+		LaunchDate: o.date("launch_date"),
+		Exchange:   o.text("exchange"),
+	}
+	return f, o.err()
+}
+
+// parseEtfFundFlow reads a fund's figures; asset is optional (the REST form
+// shows it) and, when given, must be the fund's.
+func parseEtfFundFlow(o *object) (db.EtfFundFlow, error) {
+	f := db.EtfFundFlow{
+		Ticker:      o.ticker("ticker"),
+		Asset:       o.optAsset("asset"),
+		FlowDate:    o.date("flow_date"),
+		NetInflow:   o.money("net_inflow"),
+		NetAssets:   o.optMoney("net_assets"),
+		ValueTraded: o.optMoney("value_traded"),
+		Holdings:    o.coinAmount("holdings"),
+		UpdatedAt:   o.timestamp("updated_at"),
+	}
+	if f.NetAssets != nil {
+		o.check(*f.NetAssets >= 0, "net_assets", "must not be negative")
+	}
+	if f.ValueTraded != nil {
+		o.check(*f.ValueTraded >= 0, "value_traded", "must not be negative")
+	}
+	return f, o.err()
+}
+
+// fundKey is the primary key of a fund's figure.
+type fundKey struct {
+	ticker string
+	day    time.Time
+}
+
+// heldFunds returns the stored funds with the given tickers, by ticker.
+func heldFunds(ctx context.Context, tx bun.Tx, tickers []string) (map[string]db.EtfFund, error) {
+	var held []db.EtfFund
+	if err := tx.NewSelect().Model(&held).Where("ticker IN (?)", bun.List(tickers)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("look up etf funds: %w", err)
+	}
+	out := make(map[string]db.EtfFund, len(held))
+	for _, f := range held {
+		out[f.Ticker] = f
+	}
+	return out, nil
+}
+
+// fundAssetConflicts refuses to move a stored fund to another asset: its
+// figures are counted in its asset's daily totals.
+func fundAssetConflicts(ctx context.Context, tx bun.Tx, rows []db.EtfFund) (map[int]*fieldError, error) {
+	tickers := make([]string, len(rows))
+	for i := range rows {
+		tickers[i] = rows[i].Ticker
+	}
+	held, err := heldFunds(ctx, tx, tickers)
+	if err != nil {
+		return nil, err
+	}
+	bad := map[int]*fieldError{}
+	for i, f := range rows {
+		if h, ok := held[f.Ticker]; ok && h.Asset != f.Asset {
+			bad[i] = &fieldError{"asset", fmt.Sprintf("%s is a %s fund; a fund's asset cannot change", f.Ticker, h.Asset)}
+		}
+	}
+	return bad, nil
+}
+
+// fundFlowConflicts refuses figures of funds that are not imported (the
+// etf-funds file comes first), of a day before the fund's launch, or that
+// name another asset than the fund's.
+func fundFlowConflicts(ctx context.Context, tx bun.Tx, rows []db.EtfFundFlow) (map[int]*fieldError, error) {
+	tickers := make([]string, len(rows))
+	for i := range rows {
+		tickers[i] = rows[i].Ticker
+	}
+	held, err := heldFunds(ctx, tx, tickers)
+	if err != nil {
+		return nil, err
+	}
+	bad := map[int]*fieldError{}
+	for i, f := range rows {
+		h, ok := held[f.Ticker]
+		switch {
+		case !ok:
+			bad[i] = &fieldError{"ticker", "no fund " + f.Ticker + ": import it with etf-funds first"}
+		case f.Asset != "" && f.Asset != h.Asset:
+			bad[i] = &fieldError{"asset", fmt.Sprintf("%s is a %s fund, not %s", f.Ticker, h.Asset, f.Asset)}
+		case f.FlowDate.Before(h.LaunchDate):
+			bad[i] = &fieldError{"flow_date", fmt.Sprintf("%s is before %s's launch on %s", f.FlowDate.Format(time.DateOnly), f.Ticker, h.LaunchDate.Format(time.DateOnly))}
+		}
+	}
+	return bad, nil
 }
 
 // etfKey is the primary key of an ETF flow record.

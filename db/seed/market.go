@@ -91,6 +91,7 @@ type market struct {
 const (
 	streamMarket   = 0x6d61726b65740000 // + coin index
 	streamETF      = 0x6574660000000000 // + asset index
+	streamETFFunds = 0x6574666600000000 // + asset index
 	streamPosts    = 0x706f737473000000
 	streamFirehose = 0x6669726568000000
 	streamBriefs   = 0x6272696566000000

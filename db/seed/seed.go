@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,7 @@ type Options struct {
 // Stats counts what Run wrote.
 type Stats struct {
 	Posts, Firehose, Briefs, EtfFlows int
+	EtfFunds, EtfFundFlows            int // funds, and the per-fund figures published by Until
 }
 
 // ErrNotEmpty is returned by Run when the database already holds feed data
@@ -62,20 +64,31 @@ const (
 )
 
 // feedTables are the tables Run fills, in the order they are checked.
-var feedTables = []string{"posts", "briefs", "firehose_messages", "etf_flows"}
+var feedTables = []string{"posts", "briefs", "firehose_messages", "etf_flows", "etf_fund_flows", "etf_funds"}
 
 // nonEmptyQuery reports, per feed table, whether it has a row.
 const nonEmptyQuery = `SELECT EXISTS (SELECT 1 FROM posts), EXISTS (SELECT 1 FROM briefs),
-	EXISTS (SELECT 1 FROM firehose_messages), EXISTS (SELECT 1 FROM etf_flows)`
+	EXISTS (SELECT 1 FROM firehose_messages), EXISTS (SELECT 1 FROM etf_flows),
+	EXISTS (SELECT 1 FROM etf_fund_flows), EXISTS (SELECT 1 FROM etf_funds)`
 
-// IsEmpty reports whether the feed tables (posts, briefs, firehose messages
-// and ETF flows) are all empty. API keys do not count.
+// IsEmpty reports whether the feed tables (posts, briefs, firehose
+// messages, ETF flows and funds) are all empty. API keys do not count.
 func IsEmpty(ctx context.Context, idb bun.IDB) (bool, error) {
-	var has [4]bool
-	if err := idb.QueryRowContext(ctx, nonEmptyQuery).Scan(&has[0], &has[1], &has[2], &has[3]); err != nil {
+	has, err := nonEmpty(idb.QueryRowContext(ctx, nonEmptyQuery).Scan)
+	if err != nil {
 		return false, fmt.Errorf("check feed tables: %w", err)
 	}
-	return has == [4]bool{}, nil
+	return !slices.Contains(has, true), nil
+}
+
+// nonEmpty scans nonEmptyQuery's answer, one flag per feed table.
+func nonEmpty(scan func(dest ...any) error) ([]bool, error) {
+	has := make([]bool, len(feedTables))
+	dest := make([]any, len(has))
+	for i := range has {
+		dest[i] = &has[i]
+	}
+	return has, scan(dest...)
 }
 
 // withDefaults validates the options and fills in the defaults.
@@ -116,6 +129,7 @@ type plan struct {
 	weeks         *weekStats
 	market        *market
 	etf           []etfSeries
+	funds         [][]fundDay // per entry of etf
 	newsroom      *newsroom
 }
 
@@ -137,6 +151,7 @@ func newPlan(opts Options) *plan {
 	}
 	p.market = newMarket(p.seed, textFrom.Add(-8*day), until)
 	p.etf = genETF(p.seed, until, p.market)
+	p.funds = genFunds(p.seed, p.etf)
 	p.newsroom = newNewsroom(p.market, p.etf)
 	return p
 }
@@ -190,8 +205,8 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(feedTables, ", ")+" IN EXCLUSIVE MODE"); err != nil {
 		return fmt.Errorf("seed: lock tables: %w", err)
 	}
-	var has [4]bool
-	if err := tx.QueryRow(ctx, nonEmptyQuery).Scan(&has[0], &has[1], &has[2], &has[3]); err != nil {
+	has, err := nonEmpty(tx.QueryRow(ctx, nonEmptyQuery).Scan)
+	if err != nil {
 		return fmt.Errorf("seed: check feed tables: %w", err)
 	}
 	var full []string
@@ -244,6 +259,18 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	}
 	stats.EtfFlows = int(n)
 	fmt.Fprintf(progress, "etf_flows: %d\n", n)
+
+	n, err = tx.CopyFrom(ctx, pgx.Identifier{"etf_funds"}, fundColumns, pgx.CopyFromRows(fundRows()))
+	if err != nil {
+		return fmt.Errorf("seed: copy etf funds: %w", err)
+	}
+	stats.EtfFunds = int(n)
+	n, err = tx.CopyFrom(ctx, pgx.Identifier{"etf_fund_flows"}, fundFlowColumns, pgx.CopyFromRows(fundFlowRows(p.etf, p.funds, o.EtfDays)))
+	if err != nil {
+		return fmt.Errorf("seed: copy etf fund flows: %w", err)
+	}
+	stats.EtfFundFlows = int(n)
+	fmt.Fprintf(progress, "etf_funds: %d, etf_fund_flows: %d\n", stats.EtfFunds, n)
 
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("seed: commit: %w", err)

@@ -58,6 +58,9 @@ var digestQueries = []struct{ table, query string }{
 	{"briefs", `SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY id)), '') FROM briefs t`},
 	{"firehose_messages", `SELECT coalesce(md5(string_agg((to_jsonb(t) - 'stream_pos')::text, ',' ORDER BY id)), '') FROM firehose_messages t`},
 	{"etf_flows", `SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY asset, flow_date)), '') FROM etf_flows t`},
+	// The funds are the same for every seed: they are digested with their figures.
+	{"etf_fund_flows", `SELECT coalesce(md5(string_agg(t::text || f::text, ',' ORDER BY ticker, flow_date)), '')
+		FROM etf_fund_flows t JOIN etf_funds f USING (ticker)`},
 }
 
 // digests returns the md5 of every feed table, by table name.
@@ -109,7 +112,7 @@ func TestRunIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run with Reset: %v", err)
 	}
-	if want := (seed.Stats{Posts: 150, Firehose: 250, Briefs: 3, EtfFlows: 80}); stats != want {
+	if want := (seed.Stats{Posts: 150, Firehose: 250, Briefs: 3, EtfFlows: 80, EtfFunds: 27, EtfFundFlows: stats.EtfFundFlows}); stats != want {
 		t.Errorf("stats after Reset: got %+v, want %+v", stats, want)
 	}
 	same("another seed", want, digests(t, again), false)
@@ -126,13 +129,14 @@ func TestRunIsDeterministic(t *testing.T) {
 func TestRunDefaults(t *testing.T) {
 	t.Parallel()
 	bdb, got := seeded(t, seed.Options{})
-	if want := (seed.Stats{Posts: 3000, Firehose: 6000, Briefs: 12, EtfFlows: got.EtfFlows}); got != want {
+	if want := (seed.Stats{Posts: 3000, Firehose: 6000, Briefs: 12, EtfFlows: got.EtfFlows, EtfFunds: 27, EtfFundFlows: got.EtfFundFlows}); got != want {
 		t.Errorf("stats: got %+v, want %+v", got, want)
 	}
 	tables := []struct {
 		table string
 		want  int
-	}{{"posts", 3000}, {"firehose_messages", 6000}, {"briefs", 12}, {"etf_flows", got.EtfFlows}}
+	}{{"posts", 3000}, {"firehose_messages", 6000}, {"briefs", 12}, {"etf_flows", got.EtfFlows},
+		{"etf_funds", 27}, {"etf_fund_flows", got.EtfFundFlows}}
 	for _, tt := range tables {
 		if n := count(t, bdb, "SELECT count(*) FROM "+tt.table); n != tt.want {
 			t.Errorf("%s: %d rows, want %d", tt.table, n, tt.want)
@@ -172,7 +176,7 @@ func TestSeededData(t *testing.T) {
 	t.Parallel()
 	opts := seed.Options{Posts: 2000, Firehose: 3000, Briefs: 14, Until: until}
 	bdb, stats := seeded(t, opts)
-	if want := (seed.Stats{Posts: 2000, Firehose: 3000, Briefs: 14, EtfFlows: stats.EtfFlows}); stats != want {
+	if want := (seed.Stats{Posts: 2000, Firehose: 3000, Briefs: 14, EtfFlows: stats.EtfFlows, EtfFunds: 27, EtfFundFlows: stats.EtfFundFlows}); stats != want {
 		t.Errorf("stats: got %+v, want %+v", stats, want)
 	}
 	opts.EtfDays = 7
@@ -287,6 +291,66 @@ func TestSeededData(t *testing.T) {
 			if got.Format(time.DateOnly) != want {
 				t.Errorf("%s first flow: got %s, want %s", asset, got.Format(time.DateOnly), want)
 			}
+		}
+	})
+
+	t.Run("etf funds", func(t *testing.T) {
+		t.Parallel()
+		// Per asset and day: the funds launched by then, those with a
+		// figure, and what the figures sum to.
+		const days = `SELECT e.asset, e.flow_date, e.net_inflow, e.net_assets, e.value_traded, e.updated_at,
+				(SELECT count(*) FROM etf_funds f WHERE f.asset = e.asset AND f.launch_date <= e.flow_date) AS launched,
+				count(ff.ticker) AS published, sum(ff.net_inflow) AS net, sum(ff.net_assets) AS assets,
+				sum(ff.value_traded) AS traded, count(*) FILTER (WHERE ff.updated_at > e.updated_at) AS late
+			FROM etf_flows e
+			LEFT JOIN etf_funds f ON f.asset = e.asset
+			LEFT JOIN etf_fund_flows ff ON ff.ticker = f.ticker AND ff.flow_date = e.flow_date
+			GROUP BY e.asset, e.flow_date`
+		runChecks(t, bdb, []check{
+			{"complete day whose fund flows do not sum to the asset's", `SELECT count(*) FROM (` + days + `) d
+				WHERE published = launched AND (net <> net_inflow OR assets <> net_assets OR traded <> value_traded)`},
+			{"day with a fund missing whose flows still sum to the asset's", `SELECT count(*) FROM (` + days + `) d
+				WHERE published < launched AND net = net_inflow`},
+			{"fewer than two days with a missing fund (BTC's and SOL's latest)", `SELECT (count(*) < 2)::int FROM (` + days + `) d
+				WHERE published < launched`},
+			{"a missing fund on a day before the asset's latest", `SELECT count(*) FROM (` + days + `) d
+				WHERE published < launched AND flow_date < (SELECT max(flow_date) FROM etf_flows l WHERE l.asset = d.asset)`},
+			{"no late publication kept", `SELECT (sum(late) = 0)::int FROM (` + days + `) d`},
+			{"figure whose asset is not its fund's", `SELECT count(*) FROM etf_fund_flows ff JOIN etf_funds f USING (ticker) WHERE ff.asset <> f.asset`},
+			{"figure before its fund's launch", `SELECT count(*) FROM etf_fund_flows ff JOIN etf_funds f USING (ticker) WHERE ff.flow_date < f.launch_date`},
+			{"figure on a day without the asset's", `SELECT count(*) FROM etf_fund_flows ff JOIN etf_funds f USING (ticker)
+				WHERE NOT EXISTS (SELECT 1 FROM etf_flows e WHERE e.asset = f.asset AND e.flow_date = ff.flow_date)`},
+			{"published after the end of the data", `SELECT count(*) FROM etf_fund_flows WHERE updated_at > ` + untilSQL},
+			{"negative net assets or value traded", `SELECT count(*) FROM etf_fund_flows WHERE net_assets < 0 OR value_traded < 0`},
+			{"no fund without published holdings", `SELECT (count(*) = 0)::int FROM etf_fund_flows WHERE holdings IS NULL`},
+			{"holdings that are not the net assets at one price per asset and day", `SELECT count(*) FROM (
+				SELECT f.asset, ff.flow_date, max(ff.net_assets / ff.holdings) / min(ff.net_assets / ff.holdings) AS spread
+				FROM etf_fund_flows ff JOIN etf_funds f USING (ticker) WHERE ff.holdings > 1 GROUP BY 1, 2) x WHERE spread > 1.0001`},
+			{"IBIT not the largest BTC fund", `SELECT (ticker <> 'IBIT')::int FROM etf_fund_flows
+				WHERE flow_date = (SELECT max(flow_date) FROM etf_fund_flows) AND ticker IN (SELECT ticker FROM etf_funds WHERE asset = 'BTC')
+				ORDER BY net_assets DESC LIMIT 1`},
+			{"GBTC without net outflows since launch", `SELECT (sum(net_inflow) >= 0)::int FROM etf_fund_flows WHERE ticker = 'GBTC'`},
+		})
+		var launches []struct {
+			Ticker string
+			Launch time.Time
+		}
+		if err := bdb.NewRaw("SELECT ticker, min(flow_date) AS launch FROM etf_fund_flows WHERE ticker IN ('IBIT', 'BTC', 'ETHA', 'BSOL', 'FSOL') GROUP BY ticker ORDER BY ticker").
+			Scan(context.Background(), &launches); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"BSOL": "2025-10-28", "BTC": "2024-07-31", "ETHA": "2024-07-23", "FSOL": "2025-11-18", "IBIT": "2024-01-11"}
+		for _, l := range launches {
+			if got := l.Launch.Format(time.DateOnly); got != want[l.Ticker] {
+				t.Errorf("%s first figure: got %s, want %s", l.Ticker, got, want[l.Ticker])
+			}
+			delete(want, l.Ticker)
+		}
+		if len(want) > 0 {
+			t.Errorf("funds without figures: %v", want)
+		}
+		if got, wantRows := count(t, tail, "SELECT count(DISTINCT flow_date) FROM etf_fund_flows WHERE ticker = 'IBIT'"), 7; got != wantRows {
+			t.Errorf("tail of 7 days: IBIT has figures on %d days", got)
 		}
 	})
 

@@ -78,6 +78,10 @@ func check(v byte, connection string, id []byte) [sha256.Size]byte {
 	return sha256.Sum256(buf)
 }
 
+// Invalid returns the error of a cursor that is invalid or was issued by
+// another connection, for positions a caller refuses after Decode.
+func Invalid() error { return invalid() }
+
 func invalid() error {
 	return apperr.Invalid(Param, "cursor is invalid or was issued by another endpoint")
 }

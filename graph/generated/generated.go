@@ -37,6 +37,8 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Brief() BriefResolver
 	EtfFlow() EtfFlowResolver
+	EtfFundFlow() EtfFundFlowResolver
+	EtfSummaryEntry() EtfSummaryEntryResolver
 	Post() PostResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
@@ -69,15 +71,61 @@ type ComplexityRoot struct {
 	}
 
 	EtfFlow struct {
-		Asset        func(childComplexity int) int
-		CumNetInflow func(childComplexity int) int
-		FlowDate     func(childComplexity int) int
-		Latest       func(childComplexity int) int
-		NetAssets    func(childComplexity int) int
-		NetInflow    func(childComplexity int) int
-		UID          func(childComplexity int) int
-		UpdatedAt    func(childComplexity int) int
-		ValueTraded  func(childComplexity int) int
+		Asset         func(childComplexity int) int
+		CumNetInflow  func(childComplexity int) int
+		FlowDate      func(childComplexity int) int
+		FundsComplete func(childComplexity int) int
+		Latest        func(childComplexity int) int
+		NetAssets     func(childComplexity int) int
+		NetInflow     func(childComplexity int) int
+		UID           func(childComplexity int) int
+		UpdatedAt     func(childComplexity int) int
+		ValueTraded   func(childComplexity int) int
+	}
+
+	EtfFlowConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	EtfFlowEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	EtfFund struct {
+		Asset      func(childComplexity int) int
+		Exchange   func(childComplexity int) int
+		Fee        func(childComplexity int) int
+		Issuer     func(childComplexity int) int
+		LaunchDate func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Ticker     func(childComplexity int) int
+	}
+
+	EtfFundFlow struct {
+		Asset       func(childComplexity int) int
+		FlowDate    func(childComplexity int) int
+		Fund        func(childComplexity int) int
+		Holdings    func(childComplexity int) int
+		NetAssets   func(childComplexity int) int
+		NetInflow   func(childComplexity int) int
+		Ticker      func(childComplexity int) int
+		UID         func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		ValueTraded func(childComplexity int) int
+	}
+
+	EtfFundFlowConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	EtfFundFlowEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	EtfPeriod struct {
@@ -101,6 +149,7 @@ type ComplexityRoot struct {
 	EtfSummaryEntry struct {
 		Asset          func(childComplexity int) int
 		CumNetInflow   func(childComplexity int) int
+		Holdings       func(childComplexity int) int
 		Last30Days     func(childComplexity int) int
 		Last7Days      func(childComplexity int) int
 		LatestFlowDate func(childComplexity int) int
@@ -108,7 +157,16 @@ type ComplexityRoot struct {
 		NetAssets      func(childComplexity int) int
 		NetInflow      func(childComplexity int) int
 		Streak         func(childComplexity int) int
+		TopFunds       func(childComplexity int, first *int) int
 		YearToDate     func(childComplexity int) int
+	}
+
+	EtfTopFund struct {
+		Days      func(childComplexity int) int
+		Fund      func(childComplexity int) int
+		Holdings  func(childComplexity int) int
+		NetAssets func(childComplexity int) int
+		NetInflow func(childComplexity int) int
 	}
 
 	FirehoseConnection struct {
@@ -208,24 +266,28 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Brief          func(childComplexity int, id int64) int
-		Briefs         func(childComplexity int, first *int, after *string, last *int, before *string) int
-		EtfFlows       func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
-		EtfFlowsLatest func(childComplexity int, assets []db.Asset) int
-		EtfSummary     func(childComplexity int, assets []db.Asset) int
-		Firehose       func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
-		FirehoseStream func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) int
-		Health         func(childComplexity int) int
-		Post           func(childComplexity int, id int64) int
-		PostStream     func(childComplexity int, after *string, first *int, source *string, since *time.Time, coins []string, q *string) int
-		Posts          func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
-		Sources        func(childComplexity int) int
+		Brief              func(childComplexity int, id int64) int
+		Briefs             func(childComplexity int, first *int, after *string, last *int, before *string) int
+		EtfFlows           func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
+		EtfFlowsConnection func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) int
+		EtfFlowsLatest     func(childComplexity int, assets []db.Asset) int
+		EtfFundFlows       func(childComplexity int, assets []db.Asset, funds []string, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) int
+		EtfFunds           func(childComplexity int, assets []db.Asset) int
+		EtfSummary         func(childComplexity int, assets []db.Asset) int
+		Firehose           func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
+		FirehoseStream     func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) int
+		Health             func(childComplexity int) int
+		Post               func(childComplexity int, id int64) int
+		PostStream         func(childComplexity int, after *string, first *int, source *string, since *time.Time, coins []string, q *string) int
+		Posts              func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
+		Sources            func(childComplexity int) int
 	}
 
 	Sources struct {
 		Coins          func(childComplexity int) int
 		CuratedSources func(childComplexity int) int
 		EtfAssets      func(childComplexity int) int
+		EtfFunds       func(childComplexity int) int
 		FirehosePanes  func(childComplexity int) int
 	}
 
@@ -245,6 +307,13 @@ type BriefResolver interface {
 type EtfFlowResolver interface {
 	Latest(ctx context.Context, obj *db.EtfFlow) (*db.EtfFlow, error)
 }
+type EtfFundFlowResolver interface {
+	Fund(ctx context.Context, obj *db.EtfFundFlow) (*db.EtfFund, error)
+}
+type EtfSummaryEntryResolver interface {
+	Holdings(ctx context.Context, obj *db.EtfSummaryEntry) (*db.CoinAmount, error)
+	TopFunds(ctx context.Context, obj *db.EtfSummaryEntry, first *int) ([]db.EtfFundPeriod, error)
+}
 type PostResolver interface {
 	Brief(ctx context.Context, obj *db.Post) (*db.Brief, error)
 }
@@ -258,6 +327,9 @@ type QueryResolver interface {
 	EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error)
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
 	EtfSummary(ctx context.Context, assets []db.Asset) (*db.EtfSummary, error)
+	EtfFlowsConnection(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) (*model.EtfFlowConnection, error)
+	EtfFunds(ctx context.Context, assets []db.Asset) ([]db.EtfFund, error)
+	EtfFundFlows(ctx context.Context, assets []db.Asset, funds []string, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) (*model.EtfFundFlowConnection, error)
 	Health(ctx context.Context) (*model.Health, error)
 	PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time, coins []string, q *string) (*model.PostStreamPage, error)
 	FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) (*model.FirehoseStreamPage, error)
@@ -389,6 +461,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EtfFlow.FlowDate(childComplexity), true
+	case "EtfFlow.fundsComplete":
+		if e.ComplexityRoot.EtfFlow.FundsComplete == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFlow.FundsComplete(childComplexity), true
 	case "EtfFlow.latest":
 		if e.ComplexityRoot.EtfFlow.Latest == nil {
 			break
@@ -425,6 +503,174 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EtfFlow.ValueTraded(childComplexity), true
+
+	case "EtfFlowConnection.edges":
+		if e.ComplexityRoot.EtfFlowConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFlowConnection.Edges(childComplexity), true
+	case "EtfFlowConnection.nodes":
+		if e.ComplexityRoot.EtfFlowConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFlowConnection.Nodes(childComplexity), true
+	case "EtfFlowConnection.pageInfo":
+		if e.ComplexityRoot.EtfFlowConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFlowConnection.PageInfo(childComplexity), true
+
+	case "EtfFlowEdge.cursor":
+		if e.ComplexityRoot.EtfFlowEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFlowEdge.Cursor(childComplexity), true
+	case "EtfFlowEdge.node":
+		if e.ComplexityRoot.EtfFlowEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFlowEdge.Node(childComplexity), true
+
+	case "EtfFund.asset":
+		if e.ComplexityRoot.EtfFund.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFund.Asset(childComplexity), true
+	case "EtfFund.exchange":
+		if e.ComplexityRoot.EtfFund.Exchange == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFund.Exchange(childComplexity), true
+	case "EtfFund.fee":
+		if e.ComplexityRoot.EtfFund.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFund.Fee(childComplexity), true
+	case "EtfFund.issuer":
+		if e.ComplexityRoot.EtfFund.Issuer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFund.Issuer(childComplexity), true
+	case "EtfFund.launchDate":
+		if e.ComplexityRoot.EtfFund.LaunchDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFund.LaunchDate(childComplexity), true
+	case "EtfFund.name":
+		if e.ComplexityRoot.EtfFund.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFund.Name(childComplexity), true
+	case "EtfFund.ticker":
+		if e.ComplexityRoot.EtfFund.Ticker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFund.Ticker(childComplexity), true
+
+	case "EtfFundFlow.asset":
+		if e.ComplexityRoot.EtfFundFlow.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.Asset(childComplexity), true
+	case "EtfFundFlow.flowDate":
+		if e.ComplexityRoot.EtfFundFlow.FlowDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.FlowDate(childComplexity), true
+	case "EtfFundFlow.fund":
+		if e.ComplexityRoot.EtfFundFlow.Fund == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.Fund(childComplexity), true
+	case "EtfFundFlow.holdings":
+		if e.ComplexityRoot.EtfFundFlow.Holdings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.Holdings(childComplexity), true
+	case "EtfFundFlow.netAssets":
+		if e.ComplexityRoot.EtfFundFlow.NetAssets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.NetAssets(childComplexity), true
+	case "EtfFundFlow.netInflow":
+		if e.ComplexityRoot.EtfFundFlow.NetInflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.NetInflow(childComplexity), true
+	case "EtfFundFlow.ticker":
+		if e.ComplexityRoot.EtfFundFlow.Ticker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.Ticker(childComplexity), true
+	case "EtfFundFlow.uid":
+		if e.ComplexityRoot.EtfFundFlow.UID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.UID(childComplexity), true
+	case "EtfFundFlow.updatedAt":
+		if e.ComplexityRoot.EtfFundFlow.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.UpdatedAt(childComplexity), true
+	case "EtfFundFlow.valueTraded":
+		if e.ComplexityRoot.EtfFundFlow.ValueTraded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlow.ValueTraded(childComplexity), true
+
+	case "EtfFundFlowConnection.edges":
+		if e.ComplexityRoot.EtfFundFlowConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlowConnection.Edges(childComplexity), true
+	case "EtfFundFlowConnection.nodes":
+		if e.ComplexityRoot.EtfFundFlowConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlowConnection.Nodes(childComplexity), true
+	case "EtfFundFlowConnection.pageInfo":
+		if e.ComplexityRoot.EtfFundFlowConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlowConnection.PageInfo(childComplexity), true
+
+	case "EtfFundFlowEdge.cursor":
+		if e.ComplexityRoot.EtfFundFlowEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlowEdge.Cursor(childComplexity), true
+	case "EtfFundFlowEdge.node":
+		if e.ComplexityRoot.EtfFundFlowEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfFundFlowEdge.Node(childComplexity), true
 
 	case "EtfPeriod.days":
 		if e.ComplexityRoot.EtfPeriod.Days == nil {
@@ -495,6 +741,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EtfSummaryEntry.CumNetInflow(childComplexity), true
+	case "EtfSummaryEntry.holdings":
+		if e.ComplexityRoot.EtfSummaryEntry.Holdings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.Holdings(childComplexity), true
 	case "EtfSummaryEntry.last30Days":
 		if e.ComplexityRoot.EtfSummaryEntry.Last30Days == nil {
 			break
@@ -537,12 +789,54 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EtfSummaryEntry.Streak(childComplexity), true
+	case "EtfSummaryEntry.topFunds":
+		if e.ComplexityRoot.EtfSummaryEntry.TopFunds == nil {
+			break
+		}
+
+		args, err := ec.field_EtfSummaryEntry_topFunds_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.EtfSummaryEntry.TopFunds(childComplexity, args["first"].(*int)), true
 	case "EtfSummaryEntry.yearToDate":
 		if e.ComplexityRoot.EtfSummaryEntry.YearToDate == nil {
 			break
 		}
 
 		return e.ComplexityRoot.EtfSummaryEntry.YearToDate(childComplexity), true
+
+	case "EtfTopFund.days":
+		if e.ComplexityRoot.EtfTopFund.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfTopFund.Days(childComplexity), true
+	case "EtfTopFund.fund":
+		if e.ComplexityRoot.EtfTopFund.Fund == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfTopFund.Fund(childComplexity), true
+	case "EtfTopFund.holdings":
+		if e.ComplexityRoot.EtfTopFund.Holdings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfTopFund.Holdings(childComplexity), true
+	case "EtfTopFund.netAssets":
+		if e.ComplexityRoot.EtfTopFund.NetAssets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfTopFund.NetAssets(childComplexity), true
+	case "EtfTopFund.netInflow":
+		if e.ComplexityRoot.EtfTopFund.NetInflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EtfTopFund.NetInflow(childComplexity), true
 
 	case "FirehoseConnection.edges":
 		if e.ComplexityRoot.FirehoseConnection.Edges == nil {
@@ -949,6 +1243,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.EtfFlows(childComplexity, args["assets"].([]db.Asset), args["from"].(*time.Time), args["to"].(*time.Time), args["first"].(*int)), true
+	case "Query.etfFlowsConnection":
+		if e.ComplexityRoot.Query.EtfFlowsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_etfFlowsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EtfFlowsConnection(childComplexity, args["assets"].([]db.Asset), args["from"].(*time.Time), args["to"].(*time.Time), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.etfFlowsLatest":
 		if e.ComplexityRoot.Query.EtfFlowsLatest == nil {
 			break
@@ -960,6 +1265,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.EtfFlowsLatest(childComplexity, args["assets"].([]db.Asset)), true
+	case "Query.etfFundFlows":
+		if e.ComplexityRoot.Query.EtfFundFlows == nil {
+			break
+		}
+
+		args, err := ec.field_Query_etfFundFlows_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EtfFundFlows(childComplexity, args["assets"].([]db.Asset), args["funds"].([]string), args["from"].(*time.Time), args["to"].(*time.Time), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.etfFunds":
+		if e.ComplexityRoot.Query.EtfFunds == nil {
+			break
+		}
+
+		args, err := ec.field_Query_etfFunds_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EtfFunds(childComplexity, args["assets"].([]db.Asset)), true
 	case "Query.etfSummary":
 		if e.ComplexityRoot.Query.EtfSummary == nil {
 			break
@@ -1058,6 +1385,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sources.EtfAssets(childComplexity), true
+	case "Sources.etfFunds":
+		if e.ComplexityRoot.Sources.EtfFunds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sources.EtfFunds(childComplexity), true
 	case "Sources.firehosePanes":
 		if e.ComplexityRoot.Sources.FirehosePanes == nil {
 			break
@@ -1204,6 +1537,18 @@ An exact amount of US dollars, written as a JSON number in plain decimal
 notation with two fraction digits (never exponent notation).
 """
 scalar Money
+
+"""
+A percentage with two decimals, written as a JSON number in plain decimal
+notation with two fraction digits: ` + "`" + `0.25` + "`" + ` is a quarter of a percent.
+"""
+scalar Percent
+
+"""
+An exact quantity of coins, written as a JSON number in plain decimal
+notation with eight fraction digits (a satoshi is ` + "`" + `0.00000001` + "`" + ` BTC).
+"""
+scalar CoinAmount
 
 """An arbitrary JSON object, passed through as stored."""
 scalar JSON
@@ -1404,6 +1749,67 @@ type Query {
   no flows. Present only where the deployment offers ETF flows.
   """
   etfSummary("Assets to include; all when absent or empty." assets: [EtfAsset!]): EtfSummary
+
+  """
+  Daily ETF flows as a Relay connection, in the order of ` + "`" + `etfFlows` + "`" + `
+  (` + "`" + `flowDate` + "`" + ` descending, then asset in the order BTC, ETH, SOL, HYPE), to
+  walk a long history page by page. Paging works as on ` + "`" + `posts` + "`" + `, with page
+  sizes 1 to 500 (default 100 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given);
+  the cursors are those of ` + "`" + `/v1/etf-flows` + "`" + `. Present only where the
+  deployment offers ETF flows.
+  """
+  etfFlowsConnection(
+    "Assets to include; all when absent or empty."
+    assets: [EtfAsset!]
+    "Earliest ` + "`" + `flowDate` + "`" + `, inclusive."
+    from: Date
+    "Latest ` + "`" + `flowDate` + "`" + `, inclusive."
+    to: Date
+    "Page size when paging forward, 1 to 500 (default 100 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given)."
+    first: Int
+    "Cursor of the edge after which the page starts (older records)."
+    after: String
+    "Page size when paging backward, 1 to 500."
+    last: Int
+    "Cursor of the edge before which the page ends (newer records)."
+    before: String
+  ): EtfFlowConnection!
+
+  """
+  The US spot-ETF funds, ordered by asset (BTC, ETH, SOL, HYPE), then
+  ticker. Present only where the deployment offers ETF flows.
+  """
+  etfFunds("Assets to include; all when absent or empty." assets: [EtfAsset!]): [EtfFund!]!
+
+  """
+  Each fund's daily figures, ordered by ` + "`" + `flowDate` + "`" + ` descending, then asset
+  (BTC, ETH, SOL, HYPE), then ticker. A fund without a figure for a day has
+  no item for it, never a zero: a figure not yet published is simply
+  absent. Paging works as on ` + "`" + `posts` + "`" + `, with page sizes 1 to 500 (default 100
+  when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given). Present only where the
+  deployment offers ETF flows.
+  """
+  etfFundFlows(
+    "Only funds of these assets; all when absent or empty."
+    assets: [EtfAsset!]
+    """
+    Only these funds: tickers in any letter case, at most 50. A ticker
+    that is not a fund (see ` + "`" + `etfFunds` + "`" + `) is refused with ` + "`" + `bad_request` + "`" + `.
+    """
+    funds: [String!]
+    "Earliest ` + "`" + `flowDate` + "`" + `, inclusive."
+    from: Date
+    "Latest ` + "`" + `flowDate` + "`" + `, inclusive."
+    to: Date
+    "Page size when paging forward, 1 to 500 (default 100 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given)."
+    first: Int
+    "Cursor of the edge after which the page starts (older figures)."
+    after: String
+    "Page size when paging backward, 1 to 500."
+    last: Int
+    "Cursor of the edge before which the page ends (newer figures)."
+    before: String
+  ): EtfFundFlowConnection!
 
   "Service health and version."
   health: Health!
@@ -1685,6 +2091,75 @@ type EtfFlow {
   updatedAt: DateTime!
   "The newest record of the same asset (this one when it is the newest)."
   latest: EtfFlow!
+  """
+  Whether the figures the asset's funds published for this day sum exactly
+  to ` + "`" + `netInflow` + "`" + `. False while a fund's figure is not yet published, when the
+  published figures disagree with the total, and when no fund has a figure
+  for the day; the record itself is kept as published, never adjusted.
+  """
+  fundsComplete: Boolean!
+}
+
+"A US spot ETF."
+type EtfFund {
+  "Exchange ticker, upper case: 1 to 7 letters or digits."
+  ticker: String!
+  "The asset the fund holds."
+  asset: EtfAsset!
+  "The fund's issuer (sponsor)."
+  issuer: String!
+  "The fund's full name."
+  name: String!
+  "Yearly fee (expense ratio) in percent: ` + "`" + `0.25` + "`" + ` is 0.25% a year."
+  fee: Percent!
+  "First trading day."
+  launchDate: Date!
+  "Listing exchange."
+  exchange: String!
+}
+
+"""
+One fund's figures of one trading day, in raw US dollars and coins. A fund
+without a figure for a day has no record for it.
+"""
+type EtfFundFlow {
+  "Stable identifier, ` + "`" + `etffund_<TICKER>_<YYYY-MM-DD>` + "`" + `."
+  uid: String!
+  "The fund's ticker."
+  ticker: String!
+  "The fund's asset."
+  asset: EtfAsset!
+  "Day of the flow."
+  flowDate: Date!
+  "Net inflow of the day; negative for an outflow."
+  netInflow: Money!
+  "Net assets at the end of the day; null where the issuer did not publish them."
+  netAssets: Money
+  "Value traded during the day; null where not published."
+  valueTraded: Money
+  "Coins held at the end of the day; null where the issuer did not publish them."
+  holdings: CoinAmount
+  "Last update of this record (later than the asset's for a figure published late)."
+  updatedAt: DateTime!
+  "The fund."
+  fund: EtfFund!
+}
+
+"""
+One fund's flows over the 30-day window of a summary entry: its latest 30
+trading days with a figure.
+"""
+type EtfTopFund {
+  "The fund."
+  fund: EtfFund!
+  "Sum of the fund's net flows of the window."
+  netInflow: Money!
+  "Number of days of the window on which the fund has a figure."
+  days: Int!
+  "The fund's latest published net assets on or before the entry's latest day; null when none."
+  netAssets: Money
+  "The fund's latest published holdings in coins on or before the entry's latest day; null when none."
+  holdings: CoinAmount
 }
 
 "The ETF flows summarised as traders read them; see ` + "`" + `Query.etfSummary` + "`" + `."
@@ -1723,6 +2198,18 @@ type EtfSummaryEntry {
   netAssets: Money!
   "The current run of days whose net flows have the same sign."
   streak: EtfStreak!
+  """
+  Coins held by the asset's funds: the sum of each fund's latest published
+  holdings on or before ` + "`" + `latestFlowDate` + "`" + `. Null for the total (coins of
+  different assets do not add up) and when no fund published holdings.
+  """
+  holdings: CoinAmount
+  """
+  The funds with the largest net inflows over the entry's ` + "`" + `last30Days` + "`" + `
+  (ties by ticker), largest first; for the total, the funds of every
+  selected asset. Funds without a figure in those days are left out.
+  """
+  topFunds("Number of funds, 1 to 50." first: Int = 5): [EtfTopFund!]!
 }
 
 "The net flows of a period, summed over the days that have a figure."
@@ -1763,6 +2250,8 @@ type Sources {
   firehosePanes: [Pane!]!
   "Valid ETF assets, sorted. Present only where the deployment offers ETF flows."
   etfAssets: [EtfAsset!]!
+  "Tickers of the ETF funds, sorted: each is a ` + "`" + `funds` + "`" + ` value of ` + "`" + `etfFundFlows` + "`" + `. Present only where the deployment offers ETF flows."
+  etfFunds: [String!]!
   "Tickers that occur in posts or firehose messages, sorted: each is a ` + "`" + `coins` + "`" + ` value that may match."
   coins: [String!]!
 }
@@ -1876,6 +2365,42 @@ type FirehoseEdge {
   "The firehose message."
   node: FirehoseMessage!
 }
+
+"A page of daily ETF flows."
+type EtfFlowConnection {
+  "The records of the page with their cursors, newest first."
+  edges: [EtfFlowEdge!]!
+  "The records of the page, newest first (the edges' nodes, without cursors)."
+  nodes: [EtfFlow!]!
+  "Where the page lies in the list."
+  pageInfo: PageInfo!
+}
+
+"A daily ETF flow record and its cursor."
+type EtfFlowEdge {
+  "Opaque cursor of this record, valid as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + ` on the same connection."
+  cursor: String!
+  "The flow record."
+  node: EtfFlow!
+}
+
+"A page of per-fund daily figures."
+type EtfFundFlowConnection {
+  "The figures of the page with their cursors, newest first."
+  edges: [EtfFundFlowEdge!]!
+  "The figures of the page, newest first (the edges' nodes, without cursors)."
+  nodes: [EtfFundFlow!]!
+  "Where the page lies in the list."
+  pageInfo: PageInfo!
+}
+
+"A fund's daily figures and its cursor."
+type EtfFundFlowEdge {
+  "Opaque cursor of this figure, valid as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + ` on the same connection."
+  cursor: String!
+  "The fund's figures."
+  node: EtfFundFlow!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1948,8 +2473,100 @@ func (ec *executionContext) childFields_EtfFlow(ctx context.Context, field graph
 		return ec.fieldContext_EtfFlow_updatedAt(ctx, field)
 	case "latest":
 		return ec.fieldContext_EtfFlow_latest(ctx, field)
+	case "fundsComplete":
+		return ec.fieldContext_EtfFlow_fundsComplete(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EtfFlow", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfFlowConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_EtfFlowConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_EtfFlowConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EtfFlowConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfFlowConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfFlowEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_EtfFlowEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_EtfFlowEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfFlowEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfFund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ticker":
+		return ec.fieldContext_EtfFund_ticker(ctx, field)
+	case "asset":
+		return ec.fieldContext_EtfFund_asset(ctx, field)
+	case "issuer":
+		return ec.fieldContext_EtfFund_issuer(ctx, field)
+	case "name":
+		return ec.fieldContext_EtfFund_name(ctx, field)
+	case "fee":
+		return ec.fieldContext_EtfFund_fee(ctx, field)
+	case "launchDate":
+		return ec.fieldContext_EtfFund_launchDate(ctx, field)
+	case "exchange":
+		return ec.fieldContext_EtfFund_exchange(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfFund", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfFundFlow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uid":
+		return ec.fieldContext_EtfFundFlow_uid(ctx, field)
+	case "ticker":
+		return ec.fieldContext_EtfFundFlow_ticker(ctx, field)
+	case "asset":
+		return ec.fieldContext_EtfFundFlow_asset(ctx, field)
+	case "flowDate":
+		return ec.fieldContext_EtfFundFlow_flowDate(ctx, field)
+	case "netInflow":
+		return ec.fieldContext_EtfFundFlow_netInflow(ctx, field)
+	case "netAssets":
+		return ec.fieldContext_EtfFundFlow_netAssets(ctx, field)
+	case "valueTraded":
+		return ec.fieldContext_EtfFundFlow_valueTraded(ctx, field)
+	case "holdings":
+		return ec.fieldContext_EtfFundFlow_holdings(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_EtfFundFlow_updatedAt(ctx, field)
+	case "fund":
+		return ec.fieldContext_EtfFundFlow_fund(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfFundFlow", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfFundFlowConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_EtfFundFlowConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_EtfFundFlowConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EtfFundFlowConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfFundFlowConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfFundFlowEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_EtfFundFlowEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_EtfFundFlowEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfFundFlowEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_EtfPeriod(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2010,8 +2627,28 @@ func (ec *executionContext) childFields_EtfSummaryEntry(ctx context.Context, fie
 		return ec.fieldContext_EtfSummaryEntry_netAssets(ctx, field)
 	case "streak":
 		return ec.fieldContext_EtfSummaryEntry_streak(ctx, field)
+	case "holdings":
+		return ec.fieldContext_EtfSummaryEntry_holdings(ctx, field)
+	case "topFunds":
+		return ec.fieldContext_EtfSummaryEntry_topFunds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EtfSummaryEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_EtfTopFund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "fund":
+		return ec.fieldContext_EtfTopFund_fund(ctx, field)
+	case "netInflow":
+		return ec.fieldContext_EtfTopFund_netInflow(ctx, field)
+	case "days":
+		return ec.fieldContext_EtfTopFund_days(ctx, field)
+	case "netAssets":
+		return ec.fieldContext_EtfTopFund_netAssets(ctx, field)
+	case "holdings":
+		return ec.fieldContext_EtfTopFund_holdings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EtfTopFund", field.Name)
 }
 
 func (ec *executionContext) childFields_FirehoseConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2214,6 +2851,8 @@ func (ec *executionContext) childFields_Sources(ctx context.Context, field graph
 		return ec.fieldContext_Sources_firehosePanes(ctx, field)
 	case "etfAssets":
 		return ec.fieldContext_Sources_etfAssets(ctx, field)
+	case "etfFunds":
+		return ec.fieldContext_Sources_etfFunds(ctx, field)
 	case "coins":
 		return ec.fieldContext_Sources_coins(ctx, field)
 	}
@@ -2374,6 +3013,20 @@ func (ec *executionContext) field_Brief_posts_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_EtfSummaryEntry_topFunds_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2440,6 +3093,68 @@ func (ec *executionContext) field_Query_briefs_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_etfFlowsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "assets",
+		func(ctx context.Context, v any) ([]db.Asset, error) {
+			return ec.unmarshalOEtfAsset2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAssetᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assets"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODate2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODate2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg6
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_etfFlowsLatest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2489,6 +3204,90 @@ func (ec *executionContext) field_Query_etfFlows_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["first"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_etfFundFlows_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "assets",
+		func(ctx context.Context, v any) ([]db.Asset, error) {
+			return ec.unmarshalOEtfAsset2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAssetᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assets"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "funds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["funds"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODate2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODate2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_etfFunds_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "assets",
+		func(ctx context.Context, v any) ([]db.Asset, error) {
+			return ec.unmarshalOEtfAsset2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAssetᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["assets"] = arg0
 	return args, nil
 }
 
@@ -3556,6 +4355,731 @@ func (ec *executionContext) fieldContext_EtfFlow_latest(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _EtfFlow_fundsComplete(ctx context.Context, field graphql.CollectedField, obj *db.EtfFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFlow_fundsComplete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FundsComplete, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFlow_fundsComplete(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFlow", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFlowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EtfFlowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFlowConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.EtfFlowEdge) graphql.Marshaler {
+			return ec.marshalNEtfFlowEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFlowEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFlowConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFlowConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFlowEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFlowConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.EtfFlowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFlowConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []db.EtfFlow) graphql.Marshaler {
+			return ec.marshalNEtfFlow2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFlowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFlowConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFlowConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFlowConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EtfFlowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFlowConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFlowConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFlowConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFlowEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EtfFlowEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFlowEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFlowEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFlowEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFlowEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EtfFlowEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFlowEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.EtfFlow) graphql.Marshaler {
+			return ec.marshalNEtfFlow2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFlowEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFlowEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFund_ticker(ctx context.Context, field graphql.CollectedField, obj *db.EtfFund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFund_ticker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ticker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFund_ticker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFund", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFund_asset(ctx context.Context, field graphql.CollectedField, obj *db.EtfFund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFund_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Asset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Asset) graphql.Marshaler {
+			return ec.marshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFund_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFund", field, false, false, errors.New("field of type EtfAsset does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFund_issuer(ctx context.Context, field graphql.CollectedField, obj *db.EtfFund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFund_issuer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Issuer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFund_issuer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFund", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFund_name(ctx context.Context, field graphql.CollectedField, obj *db.EtfFund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFund_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFund_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFund", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFund_fee(ctx context.Context, field graphql.CollectedField, obj *db.EtfFund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFund_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Percent) graphql.Marshaler {
+			return ec.marshalNPercent2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPercent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFund_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFund", field, false, false, errors.New("field of type Percent does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFund_launchDate(ctx context.Context, field graphql.CollectedField, obj *db.EtfFund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFund_launchDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LaunchDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDate2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFund_launchDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFund", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFund_exchange(ctx context.Context, field graphql.CollectedField, obj *db.EtfFund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFund_exchange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exchange, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFund_exchange(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFund", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_uid(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_uid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_uid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_ticker(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_ticker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ticker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_ticker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_asset(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Asset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Asset) graphql.Marshaler {
+			return ec.marshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type EtfAsset does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_flowDate(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_flowDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FlowDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDate2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_flowDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_netInflow(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_netInflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetInflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_netInflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_netAssets(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_netAssets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetAssets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_netAssets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_valueTraded(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_valueTraded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValueTraded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_valueTraded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_holdings(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_holdings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Holdings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.CoinAmount) graphql.Marshaler {
+			return ec.marshalOCoinAmount2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐCoinAmount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_holdings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type CoinAmount does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_updatedAt(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlow", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlow_fund(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundFlow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlow_fund(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.EtfFundFlow().Fund(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.EtfFund) graphql.Marshaler {
+			return ec.marshalNEtfFund2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFund(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlow_fund(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFundFlow",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFund(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFundFlowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EtfFundFlowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlowConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.EtfFundFlowEdge) graphql.Marshaler {
+			return ec.marshalNEtfFundFlowEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFundFlowEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlowConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFundFlowConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFundFlowEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFundFlowConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.EtfFundFlowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlowConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []db.EtfFundFlow) graphql.Marshaler {
+			return ec.marshalNEtfFundFlow2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundFlowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlowConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFundFlowConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFundFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFundFlowConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EtfFundFlowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlowConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlowConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFundFlowConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfFundFlowEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EtfFundFlowEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlowEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlowEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfFundFlowEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EtfFundFlowEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EtfFundFlowEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfFundFlowEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.EtfFundFlow) graphql.Marshaler {
+			return ec.marshalNEtfFundFlow2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundFlow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfFundFlowEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfFundFlowEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFundFlow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _EtfPeriod_netInflow(ctx context.Context, field graphql.CollectedField, obj *db.EtfPeriod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4054,6 +5578,197 @@ func (ec *executionContext) fieldContext_EtfSummaryEntry_streak(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _EtfSummaryEntry_holdings(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_holdings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.EtfSummaryEntry().Holdings(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.CoinAmount) graphql.Marshaler {
+			return ec.marshalOCoinAmount2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐCoinAmount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_holdings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfSummaryEntry", field, true, true, errors.New("field of type CoinAmount does not have child fields"))
+}
+
+func (ec *executionContext) _EtfSummaryEntry_topFunds(ctx context.Context, field graphql.CollectedField, obj *db.EtfSummaryEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfSummaryEntry_topFunds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.EtfSummaryEntry().TopFunds(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []db.EtfFundPeriod) graphql.Marshaler {
+			return ec.marshalNEtfTopFund2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundPeriodᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfSummaryEntry_topFunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfSummaryEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfTopFund(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_EtfSummaryEntry_topFunds_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfTopFund_fund(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfTopFund_fund(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fund, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.EtfFund) graphql.Marshaler {
+			return ec.marshalNEtfFund2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFund(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfTopFund_fund(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EtfTopFund",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFund(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EtfTopFund_netInflow(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfTopFund_netInflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetInflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v db.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfTopFund_netInflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfTopFund", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfTopFund_days(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfTopFund_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EtfTopFund_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfTopFund", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EtfTopFund_netAssets(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfTopFund_netAssets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetAssets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfTopFund_netAssets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfTopFund", field, false, false, errors.New("field of type Money does not have child fields"))
+}
+
+func (ec *executionContext) _EtfTopFund_holdings(ctx context.Context, field graphql.CollectedField, obj *db.EtfFundPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EtfTopFund_holdings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Holdings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.CoinAmount) graphql.Marshaler {
+			return ec.marshalOCoinAmount2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐCoinAmount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EtfTopFund_holdings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EtfTopFund", field, false, false, errors.New("field of type CoinAmount does not have child fields"))
 }
 
 func (ec *executionContext) _FirehoseConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseConnection) (ret graphql.Marshaler) {
@@ -5937,6 +7652,138 @@ func (ec *executionContext) fieldContext_Query_etfSummary(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_etfFlowsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_etfFlowsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EtfFlowsConnection(ctx, fc.Args["assets"].([]db.Asset), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EtfFlowConnection) graphql.Marshaler {
+			return ec.marshalNEtfFlowConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFlowConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_etfFlowsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFlowConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_etfFlowsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_etfFunds(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_etfFunds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EtfFunds(ctx, fc.Args["assets"].([]db.Asset))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []db.EtfFund) graphql.Marshaler {
+			return ec.marshalNEtfFund2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_etfFunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFund(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_etfFunds_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_etfFundFlows(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_etfFundFlows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EtfFundFlows(ctx, fc.Args["assets"].([]db.Asset), fc.Args["funds"].([]string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EtfFundFlowConnection) graphql.Marshaler {
+			return ec.marshalNEtfFundFlowConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFundFlowConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_etfFundFlows(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EtfFundFlowConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_etfFundFlows_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_health(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6200,6 +8047,29 @@ func (ec *executionContext) _Sources_etfAssets(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Sources_etfAssets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type EtfAsset does not have child fields"))
+}
+
+func (ec *executionContext) _Sources_etfFunds(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sources_etfFunds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EtfFunds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sources_etfFunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Sources_coins(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
@@ -7678,6 +9548,393 @@ func (ec *executionContext) _EtfFlow(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "fundsComplete":
+			out.Values[i] = ec._EtfFlow_fundsComplete(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfFlowConnectionImplementors = []string{"EtfFlowConnection"}
+
+func (ec *executionContext) _EtfFlowConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EtfFlowConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFlowConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfFlowConnection")
+		case "edges":
+			out.Values[i] = ec._EtfFlowConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._EtfFlowConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EtfFlowConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfFlowEdgeImplementors = []string{"EtfFlowEdge"}
+
+func (ec *executionContext) _EtfFlowEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EtfFlowEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFlowEdgeImplementors)
+	if plainSelectionEtfFlowEdge(fields) && plainValueEtfFlowEdge(fields, obj) {
+		if nested, ok := ec.plainNestedEtfFlowEdge(fields); ok && plainNestedValueEtfFlowEdge(fields, nested, obj) {
+			return &plainEtfFlowEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfFlowEdge")
+		case "cursor":
+			out.Values[i] = ec._EtfFlowEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EtfFlowEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfFundImplementors = []string{"EtfFund"}
+
+func (ec *executionContext) _EtfFund(ctx context.Context, sel ast.SelectionSet, obj *db.EtfFund) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFundImplementors)
+	if plainSelectionEtfFund(fields) && plainValueEtfFund(fields, obj) {
+		return &plainEtfFund{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfFund")
+		case "ticker":
+			out.Values[i] = ec._EtfFund_ticker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "asset":
+			out.Values[i] = ec._EtfFund_asset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issuer":
+			out.Values[i] = ec._EtfFund_issuer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._EtfFund_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._EtfFund_fee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "launchDate":
+			out.Values[i] = ec._EtfFund_launchDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exchange":
+			out.Values[i] = ec._EtfFund_exchange(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfFundFlowImplementors = []string{"EtfFundFlow"}
+
+func (ec *executionContext) _EtfFundFlow(ctx context.Context, sel ast.SelectionSet, obj *db.EtfFundFlow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFundFlowImplementors)
+	if plainSelectionEtfFundFlow(fields) && plainValueEtfFundFlow(fields, obj) {
+		return &plainEtfFundFlow{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfFundFlow")
+		case "uid":
+			out.Values[i] = ec._EtfFundFlow_uid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ticker":
+			out.Values[i] = ec._EtfFundFlow_ticker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.Values[i] = ec._EtfFundFlow_asset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "flowDate":
+			out.Values[i] = ec._EtfFundFlow_flowDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "netInflow":
+			out.Values[i] = ec._EtfFundFlow_netInflow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "netAssets":
+			out.Values[i] = ec._EtfFundFlow_netAssets(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "valueTraded":
+			out.Values[i] = ec._EtfFundFlow_valueTraded(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "holdings":
+			out.Values[i] = ec._EtfFundFlow_holdings(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._EtfFundFlow_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fund":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._EtfFundFlow_fund(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfFundFlowConnectionImplementors = []string{"EtfFundFlowConnection"}
+
+func (ec *executionContext) _EtfFundFlowConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EtfFundFlowConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFundFlowConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfFundFlowConnection")
+		case "edges":
+			out.Values[i] = ec._EtfFundFlowConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._EtfFundFlowConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EtfFundFlowConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfFundFlowEdgeImplementors = []string{"EtfFundFlowEdge"}
+
+func (ec *executionContext) _EtfFundFlowEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EtfFundFlowEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFundFlowEdgeImplementors)
+	if plainSelectionEtfFundFlowEdge(fields) && plainValueEtfFundFlowEdge(fields, obj) {
+		if nested, ok := ec.plainNestedEtfFundFlowEdge(fields); ok && plainNestedValueEtfFundFlowEdge(fields, nested, obj) {
+			return &plainEtfFundFlowEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfFundFlowEdge")
+		case "cursor":
+			out.Values[i] = ec._EtfFundFlowEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EtfFundFlowEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7870,51 +10127,188 @@ func (ec *executionContext) _EtfSummaryEntry(ctx context.Context, sel ast.Select
 		case "asset":
 			out.Values[i] = ec._EtfSummaryEntry_asset(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "latestFlowDate":
 			out.Values[i] = ec._EtfSummaryEntry_latestFlowDate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "netInflow":
 			out.Values[i] = ec._EtfSummaryEntry_netInflow(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "last7Days":
 			out.Values[i] = ec._EtfSummaryEntry_last7Days(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "last30Days":
 			out.Values[i] = ec._EtfSummaryEntry_last30Days(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "monthToDate":
 			out.Values[i] = ec._EtfSummaryEntry_monthToDate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "yearToDate":
 			out.Values[i] = ec._EtfSummaryEntry_yearToDate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cumNetInflow":
 			out.Values[i] = ec._EtfSummaryEntry_cumNetInflow(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "netAssets":
 			out.Values[i] = ec._EtfSummaryEntry_netAssets(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "streak":
 			out.Values[i] = ec._EtfSummaryEntry_streak(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "holdings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._EtfSummaryEntry_holdings(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "topFunds":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._EtfSummaryEntry_topFunds(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var etfTopFundImplementors = []string{"EtfTopFund"}
+
+func (ec *executionContext) _EtfTopFund(ctx context.Context, sel ast.SelectionSet, obj *db.EtfFundPeriod) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfTopFundImplementors)
+	if plainSelectionEtfTopFund(fields) && plainValueEtfTopFund(fields, obj) {
+		return &plainEtfTopFund{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EtfTopFund")
+		case "fund":
+			out.Values[i] = ec._EtfTopFund_fund(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "netInflow":
+			out.Values[i] = ec._EtfTopFund_netInflow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days":
+			out.Values[i] = ec._EtfTopFund_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "netAssets":
+			out.Values[i] = ec._EtfTopFund_netAssets(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "holdings":
+			out.Values[i] = ec._EtfTopFund_holdings(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -8933,6 +11327,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "etfFlowsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_etfFlowsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "etfFunds":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_etfFunds(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "etfFundFlows":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_etfFundFlows(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "health":
 			field := field
 
@@ -9061,6 +11521,11 @@ func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "etfAssets":
 			out.Values[i] = ec._Sources_etfAssets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "etfFunds":
+			out.Values[i] = ec._Sources_etfFunds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9712,7 +12177,7 @@ func plainSelectionEtfFlow(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "asset", "cumNetInflow", "flowDate", "netAssets", "netInflow", "uid", "updatedAt", "valueTraded":
+		case "__typename", "asset", "cumNetInflow", "flowDate", "fundsComplete", "netAssets", "netInflow", "uid", "updatedAt", "valueTraded":
 		default:
 			return false
 		}
@@ -9762,6 +12227,8 @@ func (p *plainEtfFlow) MarshalGQL(w io.Writer) {
 			b = scalar.AppendMoney(b, obj.CumNetInflow)
 		case "flowDate":
 			b = scalar.AppendDate(b, obj.FlowDate)
+		case "fundsComplete":
+			b = scalar.AppendBoolean(b, obj.FundsComplete)
 		case "netAssets":
 			b = scalar.AppendMoney(b, obj.NetAssets)
 		case "netInflow":
@@ -9772,6 +12239,380 @@ func (p *plainEtfFlow) MarshalGQL(w io.Writer) {
 			b = scalar.AppendDateTime(b, obj.UpdatedAt)
 		case "valueTraded":
 			b = scalar.AppendMoney(b, obj.ValueTraded)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfFlowEdge reports whether every field selected of a EtfFlowEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfFlowEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "cursor", "node":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfFlowEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfFlowEdge(fields []graphql.CollectedField, obj *model.EtfFlowEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainNestedEtfFlowEdge collects the sub-selections of the nested plain
+// fields selected of a EtfFlowEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedEtfFlowEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, etfFlowImplementors)
+			if !plainSelectionEtfFlow(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueEtfFlowEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueEtfFlowEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.EtfFlowEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueEtfFlow(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainEtfFlowEdge writes the selected fields of a EtfFlowEdge whose selection
+// is plain.
+type plainEtfFlowEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.EtfFlowEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfFlowEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfFlowEdge\""...)
+		case "cursor":
+			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainEtfFlow{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfFund reports whether every field selected of a EtfFund
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfFund(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "asset", "exchange", "fee", "issuer", "launchDate", "name", "ticker":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfFund reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfFund(fields []graphql.CollectedField, obj *db.EtfFund) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfFund writes the selected fields of a EtfFund whose selection
+// is plain.
+type plainEtfFund struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfFund
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfFund) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfFund\""...)
+		case "asset":
+			w.Write(b)
+			ec.marshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx, field.Selections, obj.Asset).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "exchange":
+			b = scalar.AppendString(b, obj.Exchange)
+		case "fee":
+			b = scalar.AppendPercent(b, obj.Fee)
+		case "issuer":
+			b = scalar.AppendString(b, obj.Issuer)
+		case "launchDate":
+			b = scalar.AppendDate(b, obj.LaunchDate)
+		case "name":
+			b = scalar.AppendString(b, obj.Name)
+		case "ticker":
+			b = scalar.AppendString(b, obj.Ticker)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfFundFlow reports whether every field selected of a EtfFundFlow
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfFundFlow(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "asset", "flowDate", "holdings", "netAssets", "netInflow", "ticker", "uid", "updatedAt", "valueTraded":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfFundFlow reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfFundFlow(fields []graphql.CollectedField, obj *db.EtfFundFlow) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfFundFlow writes the selected fields of a EtfFundFlow whose selection
+// is plain.
+type plainEtfFundFlow struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfFundFlow
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfFundFlow) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfFundFlow\""...)
+		case "asset":
+			w.Write(b)
+			ec.marshalNEtfAsset2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAsset(ctx, field.Selections, obj.Asset).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "flowDate":
+			b = scalar.AppendDate(b, obj.FlowDate)
+		case "holdings":
+			if v := obj.Holdings; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendCoinAmount(b, *v)
+			}
+		case "netAssets":
+			if v := obj.NetAssets; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendMoney(b, *v)
+			}
+		case "netInflow":
+			b = scalar.AppendMoney(b, obj.NetInflow)
+		case "ticker":
+			b = scalar.AppendString(b, obj.Ticker)
+		case "uid":
+			b = scalar.AppendString(b, obj.UID())
+		case "updatedAt":
+			b = scalar.AppendDateTime(b, obj.UpdatedAt)
+		case "valueTraded":
+			if v := obj.ValueTraded; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendMoney(b, *v)
+			}
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfFundFlowEdge reports whether every field selected of a EtfFundFlowEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfFundFlowEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "cursor", "node":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfFundFlowEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfFundFlowEdge(fields []graphql.CollectedField, obj *model.EtfFundFlowEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainNestedEtfFundFlowEdge collects the sub-selections of the nested plain
+// fields selected of a EtfFundFlowEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedEtfFundFlowEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, etfFundFlowImplementors)
+			if !plainSelectionEtfFundFlow(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueEtfFundFlowEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueEtfFundFlowEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.EtfFundFlowEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueEtfFundFlow(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainEtfFundFlowEdge writes the selected fields of a EtfFundFlowEdge whose selection
+// is plain.
+type plainEtfFundFlowEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.EtfFundFlowEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfFundFlowEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfFundFlowEdge\""...)
+		case "cursor":
+			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainEtfFundFlow{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
+			b = plainBuffer(w)
 		}
 	}
 	b = append(b, '}')
@@ -10046,6 +12887,82 @@ func (p *plainEtfSummaryEntry) MarshalGQL(w io.Writer) {
 			b = scalar.AppendDate(b, obj.LatestFlowDate)
 		case "netAssets":
 			b = scalar.AppendMoney(b, obj.NetAssets)
+		case "netInflow":
+			b = scalar.AppendMoney(b, obj.NetInflow)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionEtfTopFund reports whether every field selected of a EtfTopFund
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionEtfTopFund(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "days", "holdings", "netAssets", "netInflow":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueEtfTopFund reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueEtfTopFund(fields []graphql.CollectedField, obj *db.EtfFundPeriod) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainEtfTopFund writes the selected fields of a EtfTopFund whose selection
+// is plain.
+type plainEtfTopFund struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.EtfFundPeriod
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainEtfTopFund) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"EtfTopFund\""...)
+		case "days":
+			b = scalar.AppendInt(b, obj.Days)
+		case "holdings":
+			if v := obj.Holdings; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendCoinAmount(b, *v)
+			}
+		case "netAssets":
+			if v := obj.NetAssets; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendMoney(b, *v)
+			}
 		case "netInflow":
 			b = scalar.AppendMoney(b, obj.NetInflow)
 		}
@@ -11199,7 +14116,7 @@ func plainSelectionSources(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "coins", "curatedSources", "etfAssets", "firehosePanes":
+		case "__typename", "coins", "curatedSources", "etfAssets", "etfFunds", "firehosePanes":
 		default:
 			return false
 		}
@@ -11252,6 +14169,10 @@ func (p *plainSources) MarshalGQL(w io.Writer) {
 		case "etfAssets":
 			w.Write(b)
 			ec.marshalNEtfAsset2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐAssetᚄ(ctx, field.Selections, obj.EtfAssets).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "etfFunds":
+			w.Write(b)
+			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.EtfFunds).MarshalGQL(w)
 			b = plainBuffer(w)
 		case "firehosePanes":
 			w.Write(b)
@@ -12136,6 +15057,228 @@ func (ec *executionContext) marshalNEtfFlow2ᚖgithubᚗcomᚋfeedapiᚋfeedapi�
 	return ec._EtfFlow(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNEtfFlowConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFlowConnection(ctx context.Context, sel ast.SelectionSet, v *model.EtfFlowConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EtfFlowConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEtfFlowEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFlowEdge(ctx context.Context, sel ast.SelectionSet, v model.EtfFlowEdge) graphql.Marshaler {
+	return ec._EtfFlowEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEtfFlowEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFlowEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EtfFlowEdge) graphql.Marshaler {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFlowEdgeImplementors)
+	if nested, ok := ec.plainNestedEtfFlowEdge(fields); ok && plainSelectionEtfFlowEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainEtfFlowEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueEtfFlowEdge(fields, &v[i]) && plainNestedValueEtfFlowEdge(fields, nested, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNEtfFlowEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFlowEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEtfFlowEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFlowEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEtfFund2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFund(ctx context.Context, sel ast.SelectionSet, v db.EtfFund) graphql.Marshaler {
+	return ec._EtfFund(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEtfFund2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundᚄ(ctx context.Context, sel ast.SelectionSet, v []db.EtfFund) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, etfFundImplementors); plainSelectionEtfFund(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainEtfFund, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueEtfFund(fields, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNEtfFund2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFund(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEtfFund2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFund(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEtfFund2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFund(ctx context.Context, sel ast.SelectionSet, v *db.EtfFund) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EtfFund(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEtfFundFlow2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundFlow(ctx context.Context, sel ast.SelectionSet, v db.EtfFundFlow) graphql.Marshaler {
+	return ec._EtfFundFlow(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEtfFundFlow2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundFlowᚄ(ctx context.Context, sel ast.SelectionSet, v []db.EtfFundFlow) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, etfFundFlowImplementors); plainSelectionEtfFundFlow(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainEtfFundFlow, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueEtfFundFlow(fields, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNEtfFundFlow2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundFlow(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEtfFundFlow2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundFlow(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEtfFundFlow2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundFlow(ctx context.Context, sel ast.SelectionSet, v *db.EtfFundFlow) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EtfFundFlow(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEtfFundFlowConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFundFlowConnection(ctx context.Context, sel ast.SelectionSet, v *model.EtfFundFlowConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EtfFundFlowConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEtfFundFlowEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFundFlowEdge(ctx context.Context, sel ast.SelectionSet, v model.EtfFundFlowEdge) graphql.Marshaler {
+	return ec._EtfFundFlowEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEtfFundFlowEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFundFlowEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EtfFundFlowEdge) graphql.Marshaler {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, etfFundFlowEdgeImplementors)
+	if nested, ok := ec.plainNestedEtfFundFlowEdge(fields); ok && plainSelectionEtfFundFlowEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainEtfFundFlowEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueEtfFundFlowEdge(fields, &v[i]) && plainNestedValueEtfFundFlowEdge(fields, nested, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNEtfFundFlowEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFundFlowEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEtfFundFlowEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐEtfFundFlowEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNEtfPeriod2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfPeriod(ctx context.Context, sel ast.SelectionSet, v db.EtfPeriod) graphql.Marshaler {
 	return ec._EtfPeriod(ctx, sel, &v)
 }
@@ -12209,6 +15352,49 @@ func (ec *executionContext) marshalNEtfSummaryEntry2ᚕgithubᚗcomᚋfeedapiᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEtfSummaryEntry2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfSummaryEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEtfTopFund2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundPeriod(ctx context.Context, sel ast.SelectionSet, v db.EtfFundPeriod) graphql.Marshaler {
+	return ec._EtfTopFund(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEtfTopFund2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundPeriodᚄ(ctx context.Context, sel ast.SelectionSet, v []db.EtfFundPeriod) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, etfTopFundImplementors); plainSelectionEtfTopFund(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainEtfTopFund, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueEtfTopFund(fields, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNEtfTopFund2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundPeriod(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEtfTopFund2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐEtfFundPeriod(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -12546,6 +15732,22 @@ func (ec *executionContext) marshalNPane2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋd
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNPercent2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPercent(ctx context.Context, v any) (db.Percent, error) {
+	res, err := scalar.UnmarshalPercent(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPercent2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPercent(ctx context.Context, sel ast.SelectionSet, v db.Percent) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalPercent(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNPost2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPost(ctx context.Context, sel ast.SelectionSet, v db.Post) graphql.Marshaler {
@@ -13021,6 +16223,24 @@ func (ec *executionContext) marshalOBrief2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋ
 		return graphql.Null
 	}
 	return ec._Brief(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCoinAmount2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐCoinAmount(ctx context.Context, v any) (*db.CoinAmount, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalCoinAmount(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCoinAmount2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐCoinAmount(ctx context.Context, sel ast.SelectionSet, v *db.CoinAmount) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalCoinAmount(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalODate2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

@@ -24,6 +24,42 @@ type BriefEdge struct {
 	Node *db.Brief `json:"node"`
 }
 
+// A page of daily ETF flows.
+type EtfFlowConnection struct {
+	// The records of the page with their cursors, newest first.
+	Edges []EtfFlowEdge `json:"edges"`
+	// The records of the page, newest first (the edges' nodes, without cursors).
+	Nodes []db.EtfFlow `json:"nodes"`
+	// Where the page lies in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A daily ETF flow record and its cursor.
+type EtfFlowEdge struct {
+	// Opaque cursor of this record, valid as `after` or `before` on the same connection.
+	Cursor string `json:"cursor"`
+	// The flow record.
+	Node *db.EtfFlow `json:"node"`
+}
+
+// A page of per-fund daily figures.
+type EtfFundFlowConnection struct {
+	// The figures of the page with their cursors, newest first.
+	Edges []EtfFundFlowEdge `json:"edges"`
+	// The figures of the page, newest first (the edges' nodes, without cursors).
+	Nodes []db.EtfFundFlow `json:"nodes"`
+	// Where the page lies in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A fund's daily figures and its cursor.
+type EtfFundFlowEdge struct {
+	// Opaque cursor of this figure, valid as `after` or `before` on the same connection.
+	Cursor string `json:"cursor"`
+	// The fund's figures.
+	Node *db.EtfFundFlow `json:"node"`
+}
+
 // A page of firehose messages.
 type FirehoseConnection struct {
 	// The items of the page with their cursors, newest first.
@@ -161,6 +197,8 @@ type Sources struct {
 	FirehosePanes []db.Pane `json:"firehosePanes"`
 	// Valid ETF assets, sorted. Present only where the deployment offers ETF flows.
 	EtfAssets []db.Asset `json:"etfAssets"`
+	// Tickers of the ETF funds, sorted: each is a `funds` value of `etfFundFlows`. Present only where the deployment offers ETF flows.
+	EtfFunds []string `json:"etfFunds"`
 	// Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match.
 	Coins []string `json:"coins"`
 }

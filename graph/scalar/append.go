@@ -135,3 +135,15 @@ func AppendJSON(b []byte, raw json.RawMessage) []byte {
 	}
 	return append(b, raw...)
 }
+
+// AppendPercent appends p as MarshalPercent writes it.
+func AppendPercent(b []byte, p db.Percent) []byte {
+	b, _ = p.AppendText(b) // appending to a slice cannot fail
+	return b
+}
+
+// AppendCoinAmount appends c as MarshalCoinAmount writes it.
+func AppendCoinAmount(b []byte, c db.CoinAmount) []byte {
+	b, _ = c.AppendText(b) // appending to a slice cannot fail
+	return b
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"time"
 
@@ -115,4 +116,57 @@ func parseMoney(s string) (db.Money, error) {
 		return 0, &apperr.Error{Code: apperr.BadRequest, Message: "Money must be a plain decimal with at most two fraction digits", Err: err}
 	}
 	return m, nil
+}
+
+// MarshalPercent writes p as a plain decimal JSON number with two fraction digits.
+func MarshalPercent(p db.Percent) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		var buf [16]byte
+		w.Write(AppendPercent(buf[:0], p)) //nolint:errcheck
+	})
+}
+
+// UnmarshalPercent accepts a decimal string or a JSON number from 0 to
+// 999.99 with at most two decimals.
+func UnmarshalPercent(v any) (db.Percent, error) {
+	s, ok := decimalInput(v)
+	p, err := db.ParsePercent(s)
+	if !ok || err != nil {
+		return 0, &apperr.Error{Code: apperr.BadRequest, Message: "Percent must be a plain decimal from 0 to 999.99 with at most two fraction digits", Err: err}
+	}
+	return p, nil
+}
+
+// MarshalCoinAmount writes c as a plain decimal JSON number with eight fraction digits.
+func MarshalCoinAmount(c db.CoinAmount) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		var buf [32]byte
+		w.Write(AppendCoinAmount(buf[:0], c)) //nolint:errcheck
+	})
+}
+
+// UnmarshalCoinAmount accepts a decimal string or a JSON number with at
+// most eight decimals.
+func UnmarshalCoinAmount(v any) (db.CoinAmount, error) {
+	s, ok := decimalInput(v)
+	c, err := db.ParseCoinAmount(s)
+	if !ok || err != nil {
+		return 0, &apperr.Error{Code: apperr.BadRequest, Message: "CoinAmount must be a plain decimal with at most eight fraction digits", Err: err}
+	}
+	return c, nil
+}
+
+// decimalInput returns the text of a decimal input value.
+func decimalInput(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case int:
+		return strconv.Itoa(x), true
+	}
+	return "", false
 }
