@@ -116,7 +116,10 @@ type cli struct {
 	StreamRate     float64       `name:"stream-rate" help:"Stream scenario: the writer's inserts per second; overrides --stream-interval (the live demo posts every few seconds: 0.3; saturating: 50)."`
 	DatabaseURL    string        `name:"database-url" env:"DATABASE_URL" help:"Stream scenario: the service's database, where the writer inserts."`
 	StreamClient   string        `name:"stream-client" enum:"http,raw" default:"http" help:"Stream scenario: the SSE client, net/http with a line scanner per stream (http) or a leaner one over a TCP connection of its own that only dechunks and finds the data lines (raw, http:// only); both stamp each item as it arrives."`
-	AdminURL       string        `name:"admin-url" help:"Stream scenario: the service's admin listener (http://127.0.0.1:9090), for its goroutine count."`
+	AdminURL       string        `name:"admin-url" help:"Stream and refusal scenarios: the service's admin listener (http://127.0.0.1:9090), for its goroutine count."`
+
+	RefusedInits   int `name:"refused-inits" help:"Refusal scenario instead of the request scenarios: open this many websockets to /graphql, each sending a connection_init with a made-up key, and report the close codes and the server's descriptors (--pid) and goroutines (--admin-url) before and after; run it beside a feedbench of a real client's scenario."`
+	RefusalsAtOnce int `name:"refusals-at-once" default:"8" help:"Refusal scenario: websockets open at a time."`
 
 	selected []*scenario // resolved from Scenarios by validate
 }
@@ -221,6 +224,10 @@ func (c *cli) bench(ctx context.Context, stdout, stderr io.Writer) error {
 		if _, err := readStatus(statusPath(c.PID)); err != nil {
 			return fmt.Errorf("--pid: %w", err)
 		}
+	}
+	if c.RefusedInits > 0 {
+		rb := &refusalBench{base: base, adminURL: c.AdminURL, pid: c.PID, n: c.RefusedInits, parallel: c.RefusalsAtOnce, stdout: stdout}
+		return rb.run(ctx)
 	}
 	if c.Streams > 0 || c.Subscriptions > 0 {
 		if c.DatabaseURL == "" {
