@@ -45,6 +45,12 @@ type Config struct {
 	// which holds the API keys. Health then reports both, and the primary
 	// alone being away degrades health without making the API unreadable.
 	PingPrimary func(ctx context.Context) error
+	// SocketContext, when set, returns the context a websocket starts from,
+	// made from its upgrade request's: the values its operations and
+	// WebsocketInit need, and not the request's, which hold the request
+	// and its connection's buffers for as long as the socket lives.
+	// Without it a socket keeps only the request's principal.
+	SocketContext func(ctx context.Context) context.Context
 	// WebsocketInit checks the connection_init payload of a websocket
 	// connection and returns the context its operations run in; nil
 	// accepts every connection (the caller checked the upgrade request).
@@ -260,34 +266,24 @@ func NewExecutor(cfg Config) *executor.Executor {
 func NewHandler(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	srv := handler.New(NewSchema(cfg))
-	heartbeat, stuck := live.DefaultHeartbeat, live.Config{SlowWrite: live.DefaultSlowWrite}.StuckWrite()
+	lc := live.Config{Heartbeat: live.DefaultHeartbeat, SlowWrite: live.DefaultSlowWrite}
 	if cfg.Live != nil {
-		heartbeat, stuck = cfg.Live.Config().Heartbeat, cfg.Live.Config().StuckWrite()
+		lc = cfg.Live.Config()
 	}
-	readLimit := cfg.Limits.MaxBodyBytes
 	// Subscriptions first: SSE takes POSTs that accept text/event-stream,
 	// the websocket GETs that upgrade.
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: heartbeat})
-	srv.AddTransport(transport.Websocket{
-		Implementation: socketImpl{stuck: stuck},
-		InitFunc:       initSocket(cfg.Live, cfg.WebsocketInit),
-		InitTimeout:    InitTimeout,
-		// graphql-ws (the older protocol) gets keep-alives,
-		// graphql-transport-ws pings that a live client answers: one that
-		// does not within two intervals is cut (a dead peer).
-		KeepAlivePingInterval: heartbeat,
-		PingPongInterval:      heartbeat,
-		PayloadReadLimit:      &readLimit,
-	})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: lc.Heartbeat})
+	srv.AddTransport(socketTransport{live: cfg.Live, context: cfg.SocketContext, check: cfg.WebsocketInit, charge: cfg.ChargeOperation,
+		readLimit: cfg.Limits.MaxBodyBytes, heartbeat: lc.Heartbeat, cfg: lc, log: cfg.Logger})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(newPostTransport())
 	configure(srv, cfg)
 	srv.Use(liveTransports{})
-	srv.Use(socketCharge{charge: cfg.ChargeOperation})
 	srv.Use(operationGuard{log: cfg.Logger, maxBytes: cfg.Limits.MaxResponseBytes})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
-			serveSocket(srv, w, r)
+			// The websocket transport answers on its own connection.
+			srv.ServeHTTP(w, r)
 			return
 		}
 		var params *graphql.RawParams

@@ -1,11 +1,12 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/gobwas/ws"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedapi/feedapi/graph/apperr"
@@ -36,8 +37,11 @@ func subscribe[E any](ctx context.Context, r *Resolver, feed *live.Feed[[]E], ke
 		release()
 		return nil, err
 	}
+	if op := socketOpOf(ctx); op != nil {
+		return subscribeSocket(op, feed, key, read, first, wake, release), nil
+	}
 	s := &chanSink[E]{ctx: ctx, out: make(chan E, subscriptionBuffer), slow: r.live.Config().SlowWrite,
-		socket: overSocket(ctx), release: release, cut: make(chan struct{})}
+		release: release, cut: make(chan struct{})}
 	// The group's reads keep no request of a subscriber.
 	m := feed.Join(context.Background(), key, read, s, first, wake)
 	s.hold(r.live.Watch(p.KeyID, m.End), context.AfterFunc(ctx, func() { s.finish(m) }))
@@ -53,10 +57,9 @@ const subscriptionBuffer = 16
 
 // chanSink carries a feed to a subscription: the channel gqlgen reads.
 type chanSink[E any] struct {
-	ctx    context.Context // the subscription's; ends when the client stops it or leaves
-	out    chan E
-	slow   time.Duration
-	socket bool // over a websocket: an end's error reaches the client
+	ctx  context.Context // the subscription's; ends when the client stops it or leaves
+	out  chan E
+	slow time.Duration
 
 	release func()
 
@@ -146,20 +149,10 @@ func (s *chanSink[E]) Cut(m *live.Member[[]E]) {
 	s.finish(m)
 }
 
-// close closes the channel, once, after giving the websocket transport the
-// end's error (gqlgen sends it as the operation's error message).
-func (s *chanSink[E]) close(e *live.End) {
-	s.closeOnce.Do(func() {
-		if e != nil && s.socket {
-			msg := e.Message
-			if e.Resume {
-				msg += "; subscribe again, with since to catch up"
-			}
-			transport.AddSubscriptionError(s.ctx, &gqlerror.Error{Message: msg,
-				Extensions: map[string]any{"code": e.Code}})
-		}
-		close(s.out)
-	})
+// close closes the channel, once: gqlgen's SSE transport completes the
+// subscription.
+func (s *chanSink[E]) close(*live.End) {
+	s.closeOnce.Do(func() { close(s.out) })
 }
 
 // hold keeps the watches of the subscription's member, or ends them at
@@ -190,5 +183,81 @@ func (s *chanSink[E]) finish(m *live.Member[[]E]) {
 			stopAfter()
 		}
 		m.Leave()
+	})
+}
+
+// subscribeSocket joins a subscription sent on a websocket to its feed: its
+// sink renders each item with the operation's selection and writes it to
+// the socket without blocking (socket.go). It starts once the transport
+// has the operation's response handler, and ends with the operation (the
+// client's complete, or the socket's end: when its key is revoked, the
+// socket closes with the code that says so).
+func subscribeSocket[E any](op *socketOp, feed *live.Feed[[]E], key string,
+	read live.Reader[[]E], first *live.Page[[]E], wake <-chan struct{}, release func()) <-chan E {
+	s := &socketSink[E]{op: op, ch: make(chan E, 1), release: release}
+	m := feed.Join(context.Background(), key, read, s, first, wake)
+	op.onStop(func() { s.finish(m) })
+	op.start = func() {
+		if first.N == 0 || s.Deliver(m, first) {
+			m.Ready(false)
+		}
+	}
+	return s.ch
+}
+
+// socketSink carries a feed to a subscription on a websocket.
+type socketSink[E any] struct {
+	op      *socketOp
+	ch      chan E // holds the one item being rendered
+	release func()
+	once    sync.Once
+}
+
+// Deliver renders the page's items as next messages, with the operation's
+// selection (gqlgen's response handler, fed one item at a time), and
+// writes them to the socket without blocking.
+func (s *socketSink[E]) Deliver(m *live.Member[[]E], p *live.Page[[]E]) bool {
+	op := s.op
+	var frames []byte
+	// Each event is written into this page's buffer, not one the
+	// subscription would keep.
+	var scratch bytes.Buffer
+	ctx := WithResponseBuffer(op.ctx, &scratch)
+	for _, e := range p.Items {
+		scratch.Reset()
+		s.ch <- e
+		resp := op.responses(ctx)
+		if resp == nil {
+			return false // the socket ended: the operation's end leaves the feed
+		}
+		frames = append(frames, frame(ws.OpText, responseMessage(op.id, resp))...)
+	}
+	return op.s.deliver(frames, func() { m.Ready(true) })
+}
+
+// Beat does nothing: the socket pings its client itself.
+func (s *socketSink[E]) Beat(*live.Member[[]E]) bool { return true }
+
+// End sends the operation's error message with e, and ends it.
+func (s *socketSink[E]) End(m *live.Member[[]E], e live.End) {
+	msg := e.Message
+	if e.Resume {
+		msg += "; subscribe again, with since to catch up"
+	}
+	s.op.s.send(protocolMessage("error", s.op.id, []*gqlerror.Error{{Message: msg, Extensions: map[string]any{"code": e.Code}}}))
+	s.finish(m)
+}
+
+// Cut ends a subscription whose socket is behind: the socket's drain goes
+// on for the others, and ends the socket if its client is too slow.
+func (s *socketSink[E]) Cut(m *live.Member[[]E]) { s.finish(m) }
+
+// finish frees the subscription's slot, leaves the feed and ends the
+// operation, once.
+func (s *socketSink[E]) finish(m *live.Member[[]E]) {
+	s.once.Do(func() {
+		s.release()
+		m.Leave()
+		s.op.remove()
 	})
 }

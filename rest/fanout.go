@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/feedapi/feedapi/graph/live"
@@ -55,7 +54,7 @@ type rawSink struct {
 	live    *live.Live
 	cfg     live.Config
 	conn    net.Conn
-	raw     syscall.RawConn // nil: every write goes through drain
+	w       live.Writer
 	chunked bool
 	drains  *atomic.Int64 // the server's count of writes the kernel did not take at once
 
@@ -73,12 +72,7 @@ type rawSink struct {
 func (s *server) adopt(r *http.Request, ep streamEndpoint, st streamStart, conn net.Conn, brw *bufio.ReadWriter) {
 	c := &rawSink{live: s.live, cfg: s.live.Config(), conn: conn, chunked: r.ProtoAtLeast(1, 1), drains: &s.drains,
 		release: st.release, report: accessOf(r.Context()).takeOver()}
-	switch conn.(type) {
-	case *net.TCPConn, *net.UnixConn:
-		if sc, ok := conn.(syscall.Conn); ok {
-			c.raw, _ = sc.SyscallConn()
-		}
-	}
+	c.w = live.NewWriter(conn)
 	c.m = ep.feed.Join(r.Context(), st.key, st.read, c, st.first, st.wake)
 	c.unwatch = s.live.Watch(st.keyID, c.m.End)
 	if brw.Reader.Buffered() > 0 {
@@ -122,7 +116,7 @@ func (c *rawSink) Cut(*live.Member[*events]) { _ = c.conn.Close() }
 // what the kernel does not take is written by a drain goroutine, timed
 // from then. It reports whether the stream took it all.
 func (c *rawSink) write(b []byte, payload int) bool {
-	n, err := c.tryWrite(b)
+	n, err := c.w.TryWrite(b)
 	if err != nil {
 		c.end(false)
 		return false
@@ -165,7 +159,7 @@ func (c *rawSink) final(e live.End) {
 	if c.chunked {
 		out = append(appendChunk(nil, ev), chunkTerminator...)
 	}
-	n, err := c.tryWrite(out)
+	n, err := c.w.TryWrite(out)
 	if err == nil && n < len(out) {
 		_ = c.conn.SetWriteDeadline(c.live.FinalDeadline())
 		go func() {

@@ -150,7 +150,7 @@ func TestRefusedWebsocketInit(t *testing.T) {
 		{"a made-up key", `{"type":"connection_init","payload":{"Authorization":"Bearer fapi_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}`, 4401, "API key is missing, invalid or revoked"},
 		{"a free key", `{"type":"connection_init","payload":{"Authorization":"Bearer ` + a.free + `"}}`, 4403, "tier internal"},
 		{"a payload that is not an object", `{"type":"connection_init","payload":[1,2]}`, 4400, "JSON object"},
-		{"no connection_init", "", websocket.StatusProtocolError, "initialisation timeout"},
+		{"no connection_init", "", 4408, "initialisation timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -273,6 +273,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest: build OpenAPI document: %w", err)
 	}
+	cfg.Graph.SocketContext = s.socketContext
 	cfg.Graph.WebsocketInit = s.websocketInit
 	cfg.Graph.ChargeOperation = s.chargeOperation
 	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))

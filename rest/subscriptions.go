@@ -86,6 +86,20 @@ func (s *server) websocketWithoutHeader(next http.Handler) http.Handler {
 	})
 }
 
+// socketContext is the context a websocket's operations start from: the
+// upgrade request's key, client IP and request id, and none of its values
+// that hold the request.
+func (s *server) socketContext(ctx context.Context) context.Context {
+	out := graph.WithRequestID(context.Background(), requestID(ctx))
+	if p, ok := keys.FromContext(ctx); ok {
+		out = keys.WithPrincipal(out, p)
+	}
+	if ip, ok := ctx.Value(clientIPKey{}).(string); ok {
+		out = context.WithValue(out, clientIPKey{}, ip)
+	}
+	return out
+}
+
 // websocketInit checks the key of a websocket connection: the upgrade
 // request's Authorization header (already checked by the route), or else
 // the connection_init payload's "Authorization" ("Bearer fapi_…") or

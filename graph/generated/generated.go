@@ -1473,10 +1473,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			if data == nil {
 				return nil
 			}
-			data.MarshalGQL(&buf)
+			out := eventBuffer(ctx, &buf)
+			data.MarshalGQL(out)
 
 			return &graphql.Response{
-				Data: buf.Bytes(),
+				Data: out.Bytes(),
 			}
 		}
 
@@ -14774,6 +14775,16 @@ func responseBuffer(ctx context.Context) *bytes.Buffer {
 		return buf
 	}
 	return new(bytes.Buffer)
+}
+
+// eventBuffer returns the buffer of WithResponseBuffer while it is empty,
+// and a subscription's own buffer, own, otherwise: a subscription's events
+// are written one at a time, each into the buffer its caller gives.
+func eventBuffer(ctx context.Context, own *bytes.Buffer) *bytes.Buffer {
+	if buf, ok := ctx.Value(responseBufferKey{}).(*bytes.Buffer); ok && buf.Len() == 0 {
+		return buf
+	}
+	return own
 }
 
 // endregion **************************** plain.gotpl *****************************

@@ -148,12 +148,15 @@ type Live struct {
 	// them.
 	active sync.WaitGroup
 	keys   *keyFeeds
+
+	connsMu sync.Mutex
+	conns   map[*tracked]struct{} // Track's connections, ended at Shutdown
 }
 
 // New returns the live feeds of a process, configured by cfg.
 func New(cfg Config) *Live {
 	cfg = cfg.withDefaults()
-	l := &Live{cfg: cfg}
+	l := &Live{cfg: cfg, conns: map[*tracked]struct{}{}}
 	l.ctx, l.stop = context.WithCancel(context.Background())
 	l.done = l.ctx.Done()
 	l.keys = newKeyFeeds(cfg)
@@ -187,10 +190,6 @@ func (l *Live) Hub() *Hub { return l.cfg.Hub }
 // Done is closed when Shutdown begins: feeds end, and no new one starts.
 func (l *Live) Done() <-chan struct{} { return l.done }
 
-// Context is cancelled when Shutdown begins (context.AfterFunc on it ends
-// a connection without a goroutine waiting for it).
-func (l *Live) Context() context.Context { return l.ctx }
-
 // Closing reports whether Shutdown has begun.
 func (l *Live) Closing() bool {
 	select {
@@ -207,7 +206,16 @@ func (l *Live) Closing() bool {
 // It returns once all of them have ended, or with ctx's error when ctx ends
 // first.
 func (l *Live) Shutdown(ctx context.Context) error {
+	l.connsMu.Lock()
 	l.stop()
+	conns := make([]*tracked, 0, len(l.conns))
+	for c := range l.conns {
+		conns = append(conns, c)
+	}
+	l.connsMu.Unlock()
+	for _, c := range conns {
+		c.end()
+	}
 	ended := make(chan struct{})
 	go func() {
 		l.active.Wait()
@@ -226,17 +234,33 @@ func (l *Live) Shutdown(ctx context.Context) error {
 var ErrClosing = errors.New("the server is shutting down")
 
 // Track counts a connection that carries feeds (a websocket) until done is
-// called, so that Shutdown waits for it; it reports ErrClosing once
-// Shutdown has begun. The caller ends the connection when Done closes.
-func (l *Live) Track() (done func(), err error) {
+// called, so that Shutdown waits for it, and calls end (which must not
+// block) when Shutdown begins; it reports ErrClosing once Shutdown has
+// begun.
+func (l *Live) Track(end func()) (done func(), err error) {
 	l.active.Add(1)
+	l.connsMu.Lock()
 	if l.Closing() {
+		l.connsMu.Unlock()
 		l.active.Done()
 		return nil, ErrClosing
 	}
+	c := &tracked{end: end}
+	l.conns[c] = struct{}{}
+	l.connsMu.Unlock()
 	var once sync.Once
-	return func() { once.Do(l.active.Done) }, nil
+	return func() {
+		once.Do(func() {
+			l.connsMu.Lock()
+			delete(l.conns, c)
+			l.connsMu.Unlock()
+			l.active.Done()
+		})
+	}, nil
 }
+
+// tracked is a connection registered with Track.
+type tracked struct{ end func() }
 
 // Acquire takes one of the key's open-feed slots, shared by every kind of
 // feed (SSE streams, subscriptions), or returns a rate_limited error that

@@ -42,7 +42,7 @@
 //     every patch to the new templates and parses them. A failure names
 //     the template and the anchor that no longer occurs exactly once: read
 //     the new template around where the anchor was, and move the anchor
-//     (objectAnchor, listAnchor, enumAnchor, responseAnchor) to the line
+//     (objectAnchor, listAnchor, enumAnchor, responseAnchor, eventAnchor) to the line
 //     that does the same thing now: where an object's fields are
 //     collected, where a list of objects is marshalled element by element,
 //     where an enum input is looked up, where the first response is
@@ -113,6 +113,8 @@ const (
 	responseAnchor = "\t\t\tvar buf bytes.Buffer\n" +
 		"\t\t\tdata.MarshalGQL(&buf)\n" +
 		"\t\t\tresponse.Data = buf.Bytes()\n"
+	eventAnchor = "\t\t\tbuf.Reset()\n\t\t\tdata := next(ctx)\n\n\t\t\tif data == nil {\n\t\t\t\treturn nil\n\t\t\t}\n" +
+		"\t\t\tdata.MarshalGQL(&buf)\n\n\t\t\treturn &graphql.Response{\n\t\t\t\tData:       buf.Bytes(),\n"
 )
 
 // patches change gqlgen's templates: each anchor, which must occur exactly
@@ -150,6 +152,17 @@ var patches = []struct{ file, anchor, replacement string }{
 		replacement: "\t\t\tbuf := responseBuffer(ctx)\n" +
 			"\t\t\tdata.MarshalGQL(buf)\n" +
 			"\t\t\tresponse.Data = buf.Bytes()\n",
+	},
+	{
+		// Each event of a subscription goes into the caller's buffer when
+		// it gave one, so that a subscription holds no buffer of its own
+		// between events (the websocket transport renders events for
+		// thousands of subscriptions).
+		file:   "internal!.gotpl",
+		anchor: eventAnchor,
+		replacement: "\t\t\tbuf.Reset()\n\t\t\tdata := next(ctx)\n\n\t\t\tif data == nil {\n\t\t\t\treturn nil\n\t\t\t}\n" +
+			"\t\t\tout := eventBuffer(ctx, &buf)\n" +
+			"\t\t\tdata.MarshalGQL(out)\n\n\t\t\treturn &graphql.Response{\n\t\t\t\tData:       out.Bytes(),\n",
 	},
 }
 
