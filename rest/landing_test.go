@@ -1,0 +1,269 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Accept headers as clients send them.
+const (
+	acceptChrome  = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+	acceptFirefox = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+)
+
+func TestPrefersHTML(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		accept []string
+		html   bool
+	}{
+		{nil, false},             // curl without -H, most HTTP libraries
+		{[]string{"*/*"}, false}, // curl, fetch, wget: a tie goes to JSON
+		{[]string{""}, false},    // an empty header
+		{[]string{acceptChrome}, true},
+		{[]string{acceptFirefox}, true},
+		{[]string{"text/html"}, true},
+		{[]string{"TEXT/HTML"}, true}, // media types are case-insensitive
+		{[]string{"text/*"}, true},
+		{[]string{"application/xhtml+xml"}, true},
+		{[]string{"application/json"}, false},
+		{[]string{"application/json, text/html"}, false}, // a tie
+		{[]string{"application/json", "text/html"}, false},
+		{[]string{"text/html;q=0.5, application/json;q=0.9"}, false},
+		{[]string{"application/json;q=0.5, text/html"}, true},
+		{[]string{"application/*;q=0.2, text/html;q=0.3"}, true},
+		{[]string{"text/html;level=1;q=0.4, */*;q=0.5"}, false},
+		{[]string{"text/html; q=1.0, */*"}, false},
+		{[]string{"text/html;q=0, */*"}, false},                                    // refuses HTML
+		{[]string{"text/*;q=0.9, text/html;q=0.1, application/json;q=0.5"}, false}, // the most specific range counts
+		{[]string{"image/png"}, false},                                             // neither: the API's own type
+		{[]string{"text/html;q=bogus"}, false},                                     // a malformed q counts as 0
+		{[]string{"text/html;q=1.5"}, false},                                       // out of range
+		{[]string{"text/html;q=0.9999"}, false},                                    // more than three decimals
+		{[]string{"text/html;q=0.001"}, true},                                      // anything above JSON's 0
+		{[]string{"application/json;q=0.001, text/html;q=0.002"}, true},
+		{[]string{"nonsense, text/html"}, true},
+	} {
+		if got := prefersHTML(tc.accept); got != tc.html {
+			t.Errorf("Accept %q: HTML %v, want %v", tc.accept, got, tc.html)
+		}
+	}
+}
+
+// landingData is the landing page's JSON data.
+type landingData struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Links       map[string]struct {
+		Href, Title, Description string
+	} `json:"links"`
+}
+
+// TestLanding checks both forms of the landing page at / and /v1: HTML for
+// a browser's Accept, else the envelope; that they vary by Accept and
+// revalidate each with its own ETag; that its links are the declared ones,
+// in order, each answering 200 without a key to what follows it (a browser
+// for the pages, a program for the JSON ones); and that it refuses query
+// parameters and other methods as every endpoint does.
+func TestLanding(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	htmlLink := regexp.MustCompile(`<li data-rel="([a-z]+)"><a href="([^"]+)">([^<]+)</a>`)
+	for _, path := range landingPaths {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			for _, accept := range []string{"", "*/*", "application/json"} {
+				var r *resp
+				if accept == "" {
+					r = a.get(t, path, "")
+				} else {
+					r = a.get(t, path, "", "Accept", accept)
+				}
+				r.wantStatus(t, http.StatusOK)
+				if ct := r.Header.Get("Content-Type"); ct != contentTypeJSON {
+					t.Errorf("Accept %q: Content-Type %q, want JSON", accept, ct)
+				}
+				if got := r.Header.Values("Vary"); !slices.Contains(got, "Accept") {
+					t.Errorf("Accept %q: Vary %q, want Accept in it", accept, got)
+				}
+				if r.env.Meta.Tier != nil {
+					t.Errorf("meta.tier %q, want null", *r.env.Meta.Tier)
+				}
+				var d landingData
+				if err := json.Unmarshal(r.env.Data, &d); err != nil {
+					t.Fatalf("data: %v: %s", err, r.env.Data)
+				}
+				if d.Name != "feedapi" || d.Description != landingDescription || len(d.Links) != len(landingLinks) {
+					t.Errorf("data: %s", r.env.Data)
+				}
+				for _, l := range landingLinks {
+					if got := d.Links[l.Rel]; got.Href != l.Href || got.Title != l.Title || got.Description != l.Description {
+						t.Errorf("data.links.%s = %+v, want %+v", l.Rel, got, l)
+					}
+				}
+				// The order of the declaration, which the page shows too.
+				var order []string
+				for _, m := range regexp.MustCompile(`"([a-z]+)":\{"href"`).FindAllSubmatch(r.env.Data, -1) {
+					order = append(order, string(m[1]))
+				}
+				if want := rels(); !slices.Equal(order, want) {
+					t.Errorf("data.links in the order %v, want %v", order, want)
+				}
+			}
+
+			page := a.get(t, path, "", "Accept", acceptChrome)
+			page.wantStatus(t, http.StatusOK)
+			if ct := page.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+				t.Fatalf("a browser gets Content-Type %q, want HTML", ct)
+			}
+			if got := page.Header.Values("Vary"); !slices.Contains(got, "Accept") {
+				t.Errorf("the page: Vary %q, want Accept in it", got)
+			}
+			body := string(page.plain)
+			if regexp.MustCompile(`(src|href)="(https?:)?//`).MatchString(body) {
+				t.Errorf("the page loads or links something on another host:\n%s", body)
+			}
+			var shown []string
+			for _, m := range htmlLink.FindAllStringSubmatch(body, -1) {
+				shown = append(shown, m[1]+" "+m[2]+" "+m[3])
+			}
+			var want []string
+			for _, l := range landingLinks {
+				want = append(want, l.Rel+" "+l.Href+" "+l.Title)
+			}
+			if !slices.Equal(shown, want) {
+				t.Errorf("the page links %q, want %q", shown, want)
+			}
+
+			// Each form revalidates with its own tag, never the other's.
+			js := a.get(t, path, "")
+			for _, tc := range []struct {
+				name, accept, tag string
+				want              int
+			}{
+				{"JSON with its tag", "", js.Header.Get("ETag"), http.StatusNotModified},
+				{"HTML with its tag", acceptChrome, page.Header.Get("ETag"), http.StatusNotModified},
+				{"JSON with the page's tag", "", page.Header.Get("ETag"), http.StatusOK},
+				{"HTML with the JSON's tag", acceptChrome, js.Header.Get("ETag"), http.StatusOK},
+			} {
+				h := []string{"If-None-Match", tc.tag}
+				if tc.accept != "" {
+					h = append(h, "Accept", tc.accept)
+				}
+				if r := a.get(t, path, "", h...); r.StatusCode != tc.want {
+					t.Errorf("%s: %d, want %d", tc.name, r.StatusCode, tc.want)
+				}
+			}
+			for _, accept := range []string{"", acceptChrome} {
+				head := a.do(t, http.MethodHead, path, "", nil, "Accept", accept)
+				head.wantStatus(t, http.StatusOK)
+				if head.Header.Get("Content-Type") == "" || head.Header.Get("ETag") == "" {
+					t.Errorf("HEAD (Accept %q): %v", accept, head.Header)
+				}
+			}
+
+			bad := a.get(t, path+"?format=html", "", "Accept", acceptChrome)
+			bad.wantStatus(t, http.StatusBadRequest)
+			if !strings.Contains(bad.env.Error.Message, `"format"`) {
+				t.Errorf("a query parameter: %s, want a 400 naming it", bad.plain)
+			}
+			post := a.do(t, http.MethodPost, path, "", nil)
+			post.wantStatus(t, http.StatusMethodNotAllowed)
+			if got := post.Header.Get("Allow"); got != "GET, HEAD" {
+				t.Errorf("POST: Allow %q", got)
+			}
+		})
+	}
+
+	// Every link answers without a key: the pages to a browser, the
+	// documents to a program.
+	for _, l := range landingLinks {
+		accept := "application/json"
+		if l.Rel == "reference" || l.Rel == "graphql" || l.Rel == "dashboard" {
+			accept = acceptChrome
+		}
+		r := a.get(t, l.Href, "", "Accept", accept)
+		r.wantStatus(t, http.StatusOK)
+		if want := accept == acceptChrome; strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") != want {
+			t.Errorf("%s (%s): Content-Type %q", l.Rel, l.Href, r.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// rels are the names of the landing page's links, in order.
+func rels() []string {
+	var out []string
+	for _, l := range landingLinks {
+		out = append(out, l.Rel)
+	}
+	return out
+}
+
+// TestLandingAndReferenceAreLimitedPerClientIP: no key, and the client IP's
+// budget, shared with the other endpoints without a key.
+func TestLandingAndReferenceAreLimitedPerClientIP(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t, func(c *Config) { c.IPRateLimit = 4 })
+	wantRateHeaders(t, a.get(t, "/", "", "Accept", acceptChrome), 4, 3)
+	wantRateHeaders(t, a.get(t, "/v1", "", "Accept", "application/json"), 4, 2)
+	wantRateHeaders(t, a.get(t, referencePath, a.free), 4, 1)
+	wantRateHeaders(t, a.get(t, referenceAssetsPath+"/feedapi-reference.js", ""), 4, 0)
+	for _, path := range []string{"/", "/v1", referencePath, referenceAssetsPath + "/feedapi-reference.css", "/v1/health"} {
+		wantRateLimited(t, a.get(t, path, "", "Accept", acceptChrome))
+	}
+	// A key's budget is its own.
+	a.get(t, "/v1/sources", a.free).wantStatus(t, http.StatusOK)
+}
+
+// TestReferenceIsSelfContained checks that the API reference's page loads
+// its scripts and stylesheet from the API itself (no CDN: it works
+// offline), with types and validators, and names the served document.
+func TestReferenceIsSelfContained(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	page := a.get(t, referencePath, "")
+	page.wantStatus(t, http.StatusOK)
+	if ct := page.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	body := string(page.plain)
+	if regexp.MustCompile(`(src|href)="(https?:)?//`).MatchString(body) {
+		t.Errorf("the page loads something from another host:\n%s", body)
+	}
+	if !strings.Contains(body, `data-document="/v1/openapi.json"`) {
+		t.Errorf("the page does not render the served document:\n%s", body)
+	}
+	refs := regexp.MustCompile(`(?:src|href)="(/reference/assets/[^"]+)"`).FindAllStringSubmatch(body, -1)
+	if len(refs) != 3 {
+		t.Fatalf("the page references %d assets, want its 2 scripts and its stylesheet: %q", len(refs), refs)
+	}
+	for _, ref := range refs {
+		r := a.get(t, ref[1], "")
+		r.wantStatus(t, http.StatusOK)
+		wantType, wantCache := "text/javascript; charset=utf-8", "no-cache"
+		if strings.HasSuffix(ref[1], ".css") {
+			wantType = "text/css; charset=utf-8"
+		}
+		if strings.Contains(ref[1], "redoc-") {
+			wantCache = "public, max-age=31536000, immutable"
+		}
+		if r.Header.Get("Content-Type") != wantType || len(r.plain) < 100 || r.Header.Get("Cache-Control") != wantCache {
+			t.Errorf("%s: %q, %d bytes, Cache-Control %q", ref[1], r.Header.Get("Content-Type"), len(r.plain), r.Header.Get("Cache-Control"))
+		}
+		if again := a.get(t, ref[1], "", "If-None-Match", r.Header.Get("Etag")); again.StatusCode != http.StatusNotModified {
+			t.Errorf("%s: revalidation %d, want 304", ref[1], again.StatusCode)
+		}
+	}
+	missing := a.get(t, referenceAssetsPath+"/redoc-0.0.0.standalone.js", "")
+	missing.wantStatus(t, http.StatusNotFound)
+	if missing.env.Error == nil || missing.env.Error.Code != "not_found" {
+		t.Errorf("unknown asset: %s, want the not_found envelope", missing.plain)
+	}
+	if post := a.do(t, http.MethodPost, referencePath, "", nil); post.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST %s: %d, want 405", referencePath, post.StatusCode)
+	}
+}
