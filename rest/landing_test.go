@@ -1,12 +1,21 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 )
 
 // Accept headers as clients send them.
@@ -266,4 +275,185 @@ func TestReferenceIsSelfContained(t *testing.T) {
 	if post := a.do(t, http.MethodPost, referencePath, "", nil); post.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST %s: %d, want 405", referencePath, post.StatusCode)
 	}
+}
+
+// browserWatch records what a tab writes to its console (errors and
+// warnings, and uncaught exceptions) and every request it makes.
+type browserWatch struct {
+	mu       sync.Mutex
+	console  []string
+	requests []string
+}
+
+// watchBrowser starts recording the tab of ctx.
+func watchBrowser(t *testing.T, ctx context.Context) *browserWatch {
+	t.Helper()
+	w := &browserWatch{}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			w.requests = append(w.requests, e.Request.URL)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				w.console = append(w.console, string(e.Type)+": "+strings.Join(args, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			w.console = append(w.console, "exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError || e.Entry.Level == log.EntryLevelWarning {
+				w.console = append(w.console, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, enable := range []func() error{
+		func() error { _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); return err },
+		func() error { _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); return err },
+		func() error { _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); return err },
+	} {
+		if err := enable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+// check fails t for anything written to the console, and for any request
+// to another origin than origin (data: and origin's blob: URLs are the
+// page's own).
+func (w *browserWatch) check(t *testing.T, origin string) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.console {
+		t.Errorf("console: %s", c)
+	}
+	for _, u := range w.requests {
+		if !strings.HasPrefix(u, origin+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:"+origin+"/") {
+			t.Errorf("a request to another host: %.200s", u)
+		}
+	}
+	if len(w.requests) == 0 {
+		t.Error("no request recorded: the watch saw nothing")
+	}
+}
+
+// TestLandingAndReferenceInABrowser opens the landing page and the API
+// reference in headless Chromium, as a person would. The landing page, at /
+// and /v1 with the browser's own Accept, shows the declared links, and each
+// opens with 200 when followed. The API reference renders the document the
+// server serves at /v1/openapi.json: the operations it shows, read from each
+// operation's section as the method and path it displays, must be exactly
+// the document's paths × methods, HEAD included (Redoc lists HEAD
+// operations), so every /v1 operation among them. Throughout, nothing is
+// written to the console and nothing is asked of another host.
+func TestLandingAndReferenceInABrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHROMIUM")
+	}
+	t.Parallel()
+	a := newAPI(t)
+	ctx := browserTab(t, bin)
+	watch := watchBrowser(t, ctx)
+
+	type shownLink struct{ Rel, Href, Title, URL string }
+	var followed []shownLink
+	for _, path := range landingPaths {
+		var shown []shownLink
+		v, err := chromedp.Run(ctx, chromedp.NavigateResponse(a.srv.URL+path))
+		if err == nil && v.Status != http.StatusOK {
+			err = fmt.Errorf("status %d", v.Status)
+		}
+		if err == nil {
+			err = chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("links")))
+		}
+		var raw json.RawMessage
+		if err == nil {
+			raw, err = chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](`[...document.querySelectorAll("#links li")].map(li => {
+				const a = li.querySelector("a");
+				return {rel: li.dataset.rel, href: a.getAttribute("href"), title: a.textContent, url: a.href};
+			})`))
+		}
+		if err == nil {
+			err = json.Unmarshal(raw, &shown)
+		}
+		if err != nil {
+			t.Fatalf("open %s: %v", path, err)
+		}
+		var got, want []string
+		for _, l := range shown {
+			got = append(got, l.Rel+" "+l.Href+" "+l.Title)
+		}
+		for _, l := range landingLinks {
+			want = append(want, l.Rel+" "+l.Href+" "+l.Title)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s shows the links %q, want %q", path, got, want)
+		}
+		followed = shown
+	}
+	for _, l := range followed {
+		r, err := chromedp.Run(ctx, chromedp.NavigateResponse(l.URL))
+		if err != nil || r.Status != http.StatusOK {
+			t.Errorf("following %s (%s): %v, %+v", l.Rel, l.URL, err, r)
+		}
+	}
+
+	// The reference, and the document it should show.
+	if err := chromedp.Do(ctx, chromedp.Navigate(a.srv.URL+referencePath)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.body.dataset.reference !== undefined`)); err != nil {
+		t.Fatalf("the reference never finished rendering: %v", err)
+	}
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.reference + ": " + document.getElementById("reference-status").textContent`))
+	if err != nil || !strings.HasPrefix(state, "ready") {
+		t.Fatalf("the reference: %v, %q", err, state)
+	}
+	ops, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-section-id^="operation/"]')].map(s => {
+		const verb = s.querySelector(".http-verb");
+		return verb.textContent.toUpperCase() + " " + verb.nextElementSibling.textContent;
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := a.get(t, "/v1/openapi.json", "")
+	served.wantStatus(t, http.StatusOK)
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(served.plain, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	v1 := 0
+	for path, item := range doc.Paths {
+		for method := range item {
+			switch method {
+			case "get", "head", "post", "put", "delete", "patch", "options", "trace":
+				want = append(want, strings.ToUpper(method)+" "+path)
+				if strings.HasPrefix(path, "/v1/") {
+					v1++
+				}
+			}
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(ops)
+	if !slices.Equal(ops, want) {
+		t.Errorf("the reference shows %d operations, the document has %d (paths × methods):\nshown    %q\ndocument %q", len(ops), len(want), ops, want)
+	}
+	if v1 < 20 {
+		t.Errorf("the document has %d /v1 operations: not the served document", v1)
+	}
+	t.Logf("the reference shows %d operations, %d of them on /v1", len(ops), v1)
+	watch.check(t, a.srv.URL)
 }
