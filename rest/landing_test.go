@@ -272,6 +272,14 @@ func TestReferenceIsSelfContained(t *testing.T) {
 	if missing.env.Error == nil || missing.env.Error.Code != "not_found" {
 		t.Errorf("unknown asset: %s, want the not_found envelope", missing.plain)
 	}
+	head := a.do(t, http.MethodHead, referencePath, "", nil)
+	head.wantStatus(t, http.StatusOK)
+	if head.Header.Get("ETag") != page.Header.Get("ETag") || head.Header.Get("Content-Type") != page.Header.Get("Content-Type") {
+		t.Errorf("HEAD %s: %v, want GET's headers", referencePath, head.Header)
+	}
+	if again := a.get(t, referencePath, "", "If-None-Match", page.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
+		t.Errorf("%s: revalidation %d, want 304", referencePath, again.StatusCode)
+	}
 	if post := a.do(t, http.MethodPost, referencePath, "", nil); post.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST %s: %d, want 405", referencePath, post.StatusCode)
 	}
