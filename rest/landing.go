@@ -10,7 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// The landing page's paths, and the API reference's.
+// The API reference's paths.
 const (
 	referencePath       = "/reference"
 	referenceAssetsPath = "/reference/assets"
