@@ -158,8 +158,11 @@ func (c *contract) check(req *http.Request, resp *http.Response, body []byte) []
 	templ, item := c.route(req.URL.Path)
 	html := templ == "/graphql" && req.Method == http.MethodGet && status == http.StatusOK &&
 		strings.HasPrefix(header.Get("Content-Type"), "text/html")
-	// The pages and their assets are not JSON: their documented types.
-	if status == http.StatusOK && (templ == dashboardPath || templ == dashboardAssetsPath+"/{file}" || templ == graphiqlAssetsPath+"/{file}") {
+	// The pages and their assets are not JSON: their documented types. The
+	// landing page is HTML when the client prefers it.
+	landingHTML := slices.Contains(landingPaths, templ) && prefersHTML(req.Header.Values("Accept"))
+	if status == http.StatusOK && (templ == dashboardPath || templ == dashboardAssetsPath+"/{file}" || templ == graphiqlAssetsPath+"/{file}" ||
+		templ == referencePath || templ == referenceAssetsPath+"/{file}" || landingHTML) {
 		ct, _, _ := strings.Cut(header.Get("Content-Type"), ";")
 		if !slices.Contains([]string{"text/html", "text/javascript", "text/css"}, ct) {
 			add("Content-Type is %q, want HTML, a script or a stylesheet", header.Get("Content-Type"))

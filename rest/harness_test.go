@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -200,9 +201,12 @@ func (a *api) send(t testing.TB, req *http.Request) *resp {
 func checkInvariants(t testing.TB, req *http.Request, r *resp) {
 	t.Helper()
 	what := req.Method + " " + req.URL.RequestURI()
-	// The dashboard's page and assets are HTML, scripts and stylesheets.
+	// The dashboard's and the API reference's pages and assets, and the
+	// landing page for a browser, are HTML, scripts and stylesheets.
 	dashboard := r.StatusCode == http.StatusOK &&
-		(req.URL.Path == dashboardPath || strings.HasPrefix(req.URL.Path, dashboardAssetsPath+"/"))
+		(req.URL.Path == dashboardPath || strings.HasPrefix(req.URL.Path, dashboardAssetsPath+"/") ||
+			req.URL.Path == referencePath || strings.HasPrefix(req.URL.Path, referenceAssetsPath+"/") ||
+			slices.Contains(landingPaths, req.URL.Path) && prefersHTML(req.Header.Values("Accept")))
 	// net/http drops Content-Type from a 304, which has no body (RFC 9110 §15.4.5).
 	if got := r.Header.Get("Content-Type"); r.StatusCode != http.StatusNotModified && !dashboard &&
 		got != contentTypeJSON && !strings.HasPrefix(got, "text/html") {

@@ -61,7 +61,7 @@ func keyedPaths(a *api) []string {
 }
 
 func testNotFoundAndMethodNotAllowed(t *testing.T, a *api, paths []string) {
-	for _, path := range []string{"/", "/v1", "/v1/", "/v2/posts", "/v1/post", "/v1/posts/1/raw", "/v1/POSTS",
+	for _, path := range []string{"/v1/", "/v2", "/v2/posts", "/index.html", "/reference/", "/reference/x", "/v1/post", "/v1/posts/1/raw", "/v1/POSTS",
 		"/v1/etf-flows/oldest", "/graphql/x", "/v1/openapi.yaml", "/favicon.ico"} {
 		t.Run("404 "+path, func(t *testing.T) {
 			t.Parallel()

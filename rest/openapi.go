@@ -207,7 +207,7 @@ var oaErrors = []struct {
 	{apperr.QuotaExceeded, "402", "QuotaExceeded", "Reserved for future paid quotas; never returned today."},
 	{apperr.ForbiddenTier, "403", "ForbiddenTier", "The key's tier cannot use this endpoint."},
 	{apperr.NotFound, "404", "NotFound", "No resource with this id (also the answer for unknown paths)."},
-	{apperr.MethodNotAllowed, "405", "MethodNotAllowed", "A method the path does not support (any other than those documented for it); `Allow` lists those it does. Every /v1 path and `/graphql/assets/{file}` take GET and HEAD, /graphql GET and POST."},
+	{apperr.MethodNotAllowed, "405", "MethodNotAllowed", "A method the path does not support (any other than those documented for it); `Allow` lists those it does. Every /v1 path, `/`, the pages and their assets take GET and HEAD, /graphql GET and POST."},
 	{apperr.RateLimited, "429", "RateLimited", "The rate limit is exceeded (the key's, the client IP's, or the client IP's budget of failed authentications, told apart by `RateLimit-Policy`); retry after the seconds in `Retry-After`."},
 	{apperr.Internal, "500", "Internal", "A server-side fault. Retry, then contact support with `meta.request_id`."},
 }
@@ -227,7 +227,7 @@ func oaBuild(o OpenAPIOptions) *oaDocument {
 		servers = append(servers, oaServer{URL: o.AltServerURL, Description: "A second address reaching the same API."})
 	}
 	tags := []oaTag{
-		{oaTagMeta, "Health and this description; no key needed."},
+		{oaTagMeta, "Health, this description, the landing page and the API reference; no key needed."},
 		{oaTagPosts, "The curated news feed."},
 		{oaTagBriefs, "Weekly briefs in Markdown."},
 		{oaTagFeed, "The unfiltered upstream news stream, split into panes."},
@@ -279,6 +279,8 @@ func oaDescription(o OpenAPIOptions) string {
 	}
 	return strings.Join([]string{
 		"Read-only JSON over HTTPS. Every `/v1` path takes GET and HEAD (the headers of GET, no body); nothing takes a request body except `POST /graphql`.",
+		"",
+		"**Start here.** `GET /` (or `/v1`) names the places to start in `data.links` (a browser gets them as an HTML page); `/reference` renders this document for reading. Neither needs a key.",
 		"",
 		"**Envelope.** Every body except this document's is a JSON object. Success: `data` (an array for lists, an object for one resource), `pagination` (`{next_cursor, has_more}` on the paginated lists posts, briefs, firehose and `/v1/etf-flows/funds`, and on `/v1/etf-flows` when asked for with `paginate=true` or a `cursor`; `null` everywhere else) and `meta`: `api_version` (`v1`), `request_id` (unique per response, equal to the `X-Request-Id` header), `tier` (the key's tier; `null` where no valid key was given) and, on ETF responses, `units` (`usd`). Error: `{error: {code, message}, meta}`, with neither `data` nor `pagination`. `Content-Type` is always `application/json; charset=utf-8`, and `X-Content-Type-Options` always `nosniff`. A request line and header fields over 16 KiB are refused with 431 and `bad_request` in the error envelope (over 64 KiB, and for requests HTTP itself cannot read, such as a malformed request line or a repeated `Host`, the HTTP server answers in `text/plain` before the API sees the request).",
 		"",
@@ -383,6 +385,7 @@ func oaPaths(o OpenAPIOptions) map[string]*oaPathItem {
 		}), "404"),
 	}}
 	oaDashboardPaths(p, o)
+	oaLandingPaths(p)
 	oaStreamPaths(p)
 	if o.ETFEnabled {
 		p["/v1/etf-flows"] = &oaPathItem{Get: &oaOperation{
@@ -771,6 +774,7 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 	s["BriefResponse"] = oaEnvelope(oaRef("Brief"), false, "Meta")
 	s["FirehosePage"] = oaEnvelope(&oaSchema{Type: "array", Items: oaRef("FirehoseMessage")}, true, "Meta")
 	s["SourcesResponse"] = oaEnvelope(oaRef("Sources"), false, "Meta")
+	oaLandingSchemas(s)
 	return s
 }
 

@@ -251,8 +251,10 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	m := decodeDoc(t, testDoc(t, openAPITestOptions))
 	const asset = graphiqlAssetsPath + "/{file}"
 	const dashAsset = dashboardAssetsPath + "/{file}"
-	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true, dashboardPath: true, dashAsset: true}
-	wantPaths := []string{dashboardPath, dashAsset, "/graphql", asset, "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/funds", "/v1/etf-flows/latest",
+	const refAsset = referenceAssetsPath + "/{file}"
+	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true, dashboardPath: true, dashAsset: true,
+		"/": true, "/v1": true, referencePath: true, refAsset: true}
+	wantPaths := []string{"/", dashboardPath, dashAsset, "/graphql", asset, referencePath, refAsset, "/v1", "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/funds", "/v1/etf-flows/latest",
 		"/v1/etf-flows/summary", "/v1/etf-funds", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources"}
 	paths := at(t, m, "paths").(map[string]any)
 	var got []string
@@ -283,7 +285,7 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 			case path != "/graphql" && !strings.HasSuffix(path, "/stream"): // a stream has no 304
 				want = append(want, "304")
 			}
-			if strings.HasSuffix(path, "{id}") || path == asset || path == dashAsset {
+			if strings.HasSuffix(path, "{id}") || path == asset || path == dashAsset || path == refAsset {
 				want = append(want, "404")
 			}
 			if path == "/v1/health" {
@@ -294,7 +296,7 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 					t.Errorf("%s does not document %s", name, status)
 				}
 			}
-			if rs["404"] != nil && !strings.HasSuffix(path, "{id}") && path != asset && path != dashAsset {
+			if rs["404"] != nil && !strings.HasSuffix(path, "{id}") && path != asset && path != dashAsset && path != refAsset {
 				t.Errorf("%s documents 404, which it cannot answer", name)
 			}
 			// Each error response is the envelope with the code of its status.

@@ -133,6 +133,8 @@ type server struct {
 	graphql   http.Handler
 	graphiql  *staticPage
 	dashboard *staticPage
+	landing   *landing
+	reference *staticPage
 	openapi   []byte
 	endpoints []endpoint
 	streamEps []streamEndpoint
@@ -281,6 +283,12 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	if s.dashboard, err = newDashboard(cfg.ETFEnabled); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
+	if s.landing, err = newLanding(); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
+	if s.reference, err = newReference(); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 

@@ -60,6 +60,7 @@ func (s *server) routes() http.Handler {
 	getHead(r, dashboardAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.dashboard.serveAsset(w, r, s.notFound)
 	})))
+	s.landingRoutes(r)
 	// GraphQL for internal dashboards.
 	r.Group(func(r chi.Router) {
 		r.Use(s.playgroundWithoutKey, s.websocketWithoutHeader, s.authenticate, s.keyed("internal"))

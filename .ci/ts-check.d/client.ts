@@ -130,6 +130,13 @@ async function main(): Promise<void> {
   if (health.error) throw new Error("health");
   check("HealthResponse", health.data);
   if (health.data.meta.tier !== null) throw new Error("health has a tier");
+  // The landing page, as JSON by default, names the places to start (its
+  // other media type, the HTML page, is for browsers: a JSON client says so).
+  const landing = await createClient<paths, "application/json">({ baseUrl: base }).GET("/");
+  if (landing.error) throw new Error("landing page");
+  check("LandingResponse", landing.data);
+  const reference: string = landing.data.data.links.reference.href;
+  if ((await fetch(base + reference, { headers: { Accept: "text/html" } })).status !== 200) throw new Error(`reference ${reference}`);
 
   // Errors carry their message.
   const bad = await api.GET("/v1/posts", { params: { query: { limit: 500 } } });
