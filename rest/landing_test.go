@@ -410,9 +410,8 @@ func TestLandingAndReferenceInABrowser(t *testing.T) {
 		followed = shown
 	}
 	// Each link answers, fetched from the page as a navigation asks (a real
-	// navigation to a JSON
-	// document would have the browser ask for the site's icon, which is
-	// not the page's doing).
+	// navigation to a JSON document would have the browser ask for the
+	// site's icon, which is not the page's doing).
 	for _, l := range followed {
 		status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch(`+strconv.Quote(l.URL)+`, {headers: {Accept: "text/html"}}).then(r => r.status)`,
 			chromedp.EvalAwaitPromise))
