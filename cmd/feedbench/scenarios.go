@@ -19,7 +19,7 @@ import (
 )
 
 // scenario is one named request pattern. The names are stable: scripts and
-// the README's Performance section refer to them.
+// the figures in cmd/feedbench/README.md refer to them.
 type scenario struct {
 	name string
 	doc  string
