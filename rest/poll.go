@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // Polling: the first pages of /v1/posts and /v1/firehose come from the
@@ -15,16 +16,12 @@ import (
 
 // hPollInterval names the header of the polling hint, in Go's canonical
 // form.
-const hPollInterval = "X-Poll-Interval"
-
-// minPollInterval is the smallest X-Poll-Interval, in seconds: the API
-// asks clients to poll at most every few seconds.
-const minPollInterval = 2
+const hPollInterval = contract.PollIntervalHeader
 
 // pollInterval returns the value of X-Poll-Interval for a cache of ttl:
 // the seconds an entry lives, rounded up, and at least minPollInterval.
 func pollInterval(ttl time.Duration) []string {
-	secs := max(int64((ttl+time.Second-1)/time.Second), minPollInterval)
+	secs := max(int64((ttl+time.Second-1)/time.Second), contract.MinPollInterval)
 	return []string{strconv.FormatInt(secs, 10)}
 }
 
@@ -38,17 +35,17 @@ func firstPage(r *http.Request) bool {
 // runs the query and caches its answer. Parameters are checked first, so a
 // bad one gets its 400 whether or not a page is cached.
 func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) {
-	if _, err := parseParams(r, ep.params); err != nil {
+	if _, err := contract.Parse(r.URL.RawQuery, ep.Params); err != nil {
 		s.writeError(w, r, ep.restParam(err))
 		return
 	}
 	p, _ := keys.FromContext(r.Context())
-	key := pollKey(ep.query, string(p.Tier), r.URL.RawQuery)
+	key := pollKey(ep.Query, string(p.Tier), r.URL.RawQuery)
 	if e := s.polls.get(key); e != nil {
 		s.writeCached(w, r, e)
 		return
 	}
-	gen, started := s.polls.generation(ep.poll), s.polls.now()
+	gen, started := s.polls.generation(ep.Poll), s.polls.now()
 	data := s.bufs.get()
 	defer s.bufs.put(data)
 	res, err := s.execute(r, ep, data)
@@ -58,7 +55,7 @@ func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) 
 	}
 	buf, tagged := s.envelope(r, res)
 	tag := etagOf(buf.Bytes()[:tagged])
-	s.polls.put(key, ep.poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.position), tag)
+	s.polls.put(key, ep.Poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.position), tag)
 	s.sendTyped(w, r, http.StatusOK, buf, tagged, tag, cacheKeyed, contentTypeJSON)
 }
 

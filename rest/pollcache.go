@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // DefaultPollCacheTTL is how long a first page stays in the PollCache when
@@ -19,8 +21,8 @@ const pollCacheSize = 4096
 
 // Kinds of entries, the names Invalidate takes.
 const (
-	PollPosts    = "posts"
-	PollFirehose = "firehose"
+	PollPosts    = contract.PollPosts
+	PollFirehose = contract.PollFirehose
 )
 
 // PollCache holds the first pages (no cursor) of /v1/posts and

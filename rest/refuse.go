@@ -23,8 +23,9 @@ const (
 	// are answered at once. A closed-loop flood (a few dozen connections,
 	// each waiting for its answer) is slowed by the hold; an open-loop flood
 	// answered at once keeps reusing its connections, while one held would
-	// open new ones (measured: a 3,000/s open loop moved a legitimate
-	// client's p95 by +16 to +91% with 1,024 held, by −17 to +5% with 64).
+	// open new ones, and a large hold lets such a flood crowd out the
+	// legitimate clients' connections; a few dozen slows the closed loops
+	// without that.
 	DefaultRefusalHoldMax = 64
 	// DefaultRefusalLogInterval is how often one line sums up the early
 	// refusals of one client IP, instead of an access log line each.

@@ -241,13 +241,15 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.streamEps = streamEndpoints(s.endpoints, s.live)
+	if s.streamEps, err = streamEndpoints(s.endpoints, s.live); err != nil {
+		return nil, err
+	}
 	names := []string{"health"}
 	for _, ep := range s.endpoints {
-		names = append(names, ep.query)
+		names = append(names, ep.Query)
 	}
 	for _, ep := range s.streamEps {
-		names = append(names, ep.query)
+		names = append(names, ep.Query)
 	}
 	sources, err := readQueries()
 	if err != nil {
@@ -258,7 +260,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	for i := range s.endpoints {
-		s.endpoints[i].toggles = fieldToggles(docs[sources[s.endpoints[i].query]], s.endpoints[i].params)
+		s.endpoints[i].toggles = fieldToggles(docs[sources[s.endpoints[i].Query]], s.endpoints[i].Params)
 	}
 	exec := executor.New(schema)
 	graph.ConfigureExecutor(exec, cfg.Graph)

@@ -8,13 +8,13 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // The SSE endpoints /v1/posts/stream and /v1/firehose/stream: sinks of the
@@ -22,53 +22,35 @@ import (
 // from net/http and writes without blocking (fanout.go); over HTTP/2 its
 // handler's goroutine writes (stream_h2.go).
 
-// streamEndpoint is one SSE endpoint: its query, the parameters that set
-// its variables, its feed and its event name.
+// streamEndpoint is one SSE endpoint: its declaration in the contract
+// (whose parameters are its list's but for paging, and a cursor that is a
+// stream position) and its feed.
 type streamEndpoint struct {
-	pattern string
-	query   string
-	event   string
-	params  []param
-	feed    *live.Feed[*events]
+	contract.Stream
+	feed *live.Feed[*events]
 }
 
-// pagingParams are the parameters of a list that page it: a stream, which
-// follows its own position, takes every other parameter of its list.
-var pagingParams = []string{"limit", "cursor", "since_id", "after"}
+// feedKinds are the live feeds of the streams, by path.
+var feedKinds = map[string]string{
+	"/v1/posts/stream":    live.KindPosts,
+	"/v1/firehose/stream": live.KindFirehose,
+}
 
-// streamEndpoints are the SSE endpoints. Their parameters are their lists'
-// but for paging (every filter, and the choice of fields), and a cursor
-// that is a stream position: a filter added to a list is a filter of its
-// stream (TestStreamsTakeTheirListsParameters).
-func streamEndpoints(eps []endpoint, l *live.Live) []streamEndpoint {
-	filters := func(pattern string) []param {
-		var out []param
-		for _, ep := range eps {
-			if ep.pattern != pattern {
-				continue
-			}
-			for _, p := range ep.params {
-				if !slices.Contains(pagingParams, p.name) {
-					out = append(out, p)
-				}
-			}
+// streamEndpoints are the SSE endpoints of the contract's lists eps.
+func streamEndpoints(eps []endpoint, l *live.Live) ([]streamEndpoint, error) {
+	decl := make([]contract.Endpoint, len(eps))
+	for i, ep := range eps {
+		decl[i] = ep.Endpoint
+	}
+	var out []streamEndpoint
+	for _, st := range contract.Streams(decl) {
+		kind, ok := feedKinds[st.Path]
+		if !ok {
+			return nil, fmt.Errorf("rest: no live feed for the stream %s", st.Path)
 		}
-		return append(out, streamCursorParam())
+		out = append(out, streamEndpoint{Stream: st, feed: live.NewFeed[*events](l, kind, st.Path)})
 	}
-	return []streamEndpoint{
-		{pattern: "/v1/posts/stream", query: "posts_stream", event: "post", params: filters("/v1/posts"),
-			feed: live.NewFeed[*events](l, live.KindPosts, "/v1/posts/stream")},
-		{pattern: "/v1/firehose/stream", query: "firehose_stream", event: "firehose_message", params: filters("/v1/firehose"),
-			feed: live.NewFeed[*events](l, live.KindFirehose, "/v1/firehose/stream")},
-	}
-}
-
-// streamCursorParam is the stream position to resume after (an event's
-// id); the Last-Event-ID header takes precedence.
-func streamCursorParam() param {
-	p := cursorParam()
-	p.allowed = "the id of an event of this stream"
-	return p
+	return out, nil
 }
 
 // events is one read of a stream, rendered: the events of its items, the
@@ -102,18 +84,18 @@ func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reade
 			v["after"] = after
 		}
 		var buf bytes.Buffer
-		data, err := s.queries.run(graph.WithResponseBuffer(ctx, &buf), ep.query, v)
+		data, err := s.queries.run(graph.WithResponseBuffer(ctx, &buf), ep.Query, v)
 		if err != nil {
 			return nil, err
 		}
 		var page streamPage
 		if err := json.Unmarshal(data, &page); err != nil {
-			return nil, fmt.Errorf("%s: %w", ep.query, err)
+			return nil, fmt.Errorf("%s: %w", ep.Query, err)
 		}
 		var ev bytes.Buffer
 		for _, e := range page.Page.Edges {
 			ev.WriteString("event: ")
-			ev.WriteString(ep.event)
+			ev.WriteString(ep.Event)
 			ev.WriteString("\nid: ")
 			ev.WriteString(e.Position)
 			ev.WriteString("\ndata: ")
@@ -150,7 +132,7 @@ func finalEvent(e live.End) []byte {
 // hands the stream to its sink.
 func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		vars, err := parseParams(r, ep.params)
+		vars, err := contract.Parse(r.URL.RawQuery, ep.Params)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -175,7 +157,7 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		key := ep.query + "\x00" + string(filters)
+		key := ep.Query + "\x00" + string(filters)
 		read := s.streamReader(ep, vars)
 		wake := s.live.Hub().Wait(ep.feed.Kind())
 		first, err := ep.feed.Read(r.Context(), key, read, after)
