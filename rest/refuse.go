@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/feedapi/feedapi/rest/metrics"
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // Defaults of the early refusal of a client IP whose failed-authentication
@@ -73,14 +76,14 @@ const refusalBodyEnd = `"}}`
 // says whether browser origins are allowed, whose answers all vary by
 // Origin.
 func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, holdMax int, log *refusalLog, cors bool) *refuser {
-	window := int64(rateWindow / time.Second)
+	window := int64(ratelimit.Window / time.Second)
 	q := strconv.Itoa(authFailures)
 	f := &refuser{
 		log:     log,
 		clock:   clock,
 		delay:   delay,
 		holdMax: int64(holdMax),
-		policy:  []string{policyAuthFailed + `;q=` + q + `;w=` + strconv.FormatInt(window, 10)},
+		policy:  []string{ratelimit.PolicyAuthFailed + `;q=` + q + `;w=` + strconv.FormatInt(window, 10)},
 		limit:   []string{q},
 		vary:    varyAcceptEncoding,
 	}
@@ -90,7 +93,7 @@ func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, h
 	for t := int64(0); t <= window; t++ {
 		ts := strconv.FormatInt(t, 10)
 		f.resetVal = append(f.resetVal, []string{ts})
-		f.rateLine = append(f.rateLine, []string{policyAuthFailed + `;r=0;t=` + ts})
+		f.rateLine = append(f.rateLine, []string{ratelimit.PolicyAuthFailed + `;r=0;t=` + ts})
 	}
 	f.body = []byte(`{"error":{"code":"rate_limited","message":` +
 		strconv.Quote(authBudgetMessage(authFailures)) +
@@ -147,7 +150,7 @@ func (e *earlyRefusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.hold(r.Context())
 	f.write(w, r, id, reset)
 	f.log.add(ip, id)
-	s.metrics.observeRequest(r.Method, route, http.StatusTooManyRequests, time.Since(start), scopeAuth)
+	s.metrics.ObserveRequest(r.Method, route, http.StatusTooManyRequests, time.Since(start), metrics.ScopeAuth)
 }
 
 // match returns the pattern of the route r takes, or "".
@@ -186,7 +189,7 @@ func (f *refuser) hold(ctx context.Context) {
 // authenticate's refusal has (a test keeps them equal), reset being the
 // time until the budget allows a request again.
 func (f *refuser) write(w http.ResponseWriter, r *http.Request, id string, reset time.Duration) {
-	window := int64(rateWindow / time.Second)
+	window := int64(ratelimit.Window / time.Second)
 	t := min(max(int64((reset+time.Second-1)/time.Second), 0), window)
 	h := w.Header()
 	h["Content-Type"] = refusalContentType
@@ -195,11 +198,11 @@ func (f *refuser) write(w http.ResponseWriter, r *http.Request, id string, reset
 	h["X-Content-Type-Options"] = refusalNosniff
 	h["X-Request-Id"] = []string{id}
 	h["Retry-After"] = refusalRetryAfter
-	h[hLimit] = f.limit
-	h[hRemaining] = refusalRemaining
-	h[hReset] = f.resetVal[t]
-	h[hPolicy] = f.policy
-	h[hRateLimit] = f.rateLine[t]
+	h[ratelimit.HeaderLimit] = f.limit
+	h[ratelimit.HeaderRemaining] = refusalRemaining
+	h[ratelimit.HeaderReset] = f.resetVal[t]
+	h[ratelimit.HeaderPolicy] = f.policy
+	h[ratelimit.HeaderRateLimit] = f.rateLine[t]
 	h["Content-Length"] = f.length
 	w.WriteHeader(http.StatusTooManyRequests)
 	if r.Method == http.MethodHead {

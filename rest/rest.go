@@ -14,10 +14,13 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/metrics"
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // Defaults of Config.
@@ -146,7 +149,7 @@ type server struct {
 	tierRateLimits map[string]int
 	ipRateLimit    int
 	authFailures   int
-	rates          *rateStore
+	rates          *ratelimit.Store
 	verified       *verifiedKeys
 	refuser        *refuser
 	clientIP       func(*http.Request) string
@@ -280,7 +283,7 @@ func New(cfg Config) (http.Handler, error) {
 	cfg.Graph.SocketContext = s.socketContext
 	cfg.Graph.WebsocketInit = s.websocketInit
 	cfg.Graph.ChargeOperation = s.chargeOperation
-	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))
+	s.graphql = graph.NewHandler(cfg.Metrics.WithGraph(cfg.Graph))
 	if s.graphiql, err = newGraphiQL(); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
@@ -297,7 +300,7 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.RedisPrefix == "" {
 		cfg.RedisPrefix = "feedapi:ratelimit"
 	}
-	s.rates = newRateStore(cfg.Redis, cfg.RedisPrefix, cfg.now, cfg.Logger, cfg.Metrics.setRedisFallback)
+	s.rates = ratelimit.New(cfg.Redis, cfg.RedisPrefix, cfg.now, cfg.Logger, cfg.Metrics.SetRedisFallback)
 	if cfg.RefusalDelay == 0 {
 		cfg.RefusalDelay = DefaultRefusalDelay
 	}
@@ -307,7 +310,7 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.RefusalLogInterval <= 0 {
 		cfg.RefusalLogInterval = DefaultRefusalLogInterval
 	}
-	s.refuser = newRefuser(s.authFailures, s.rates.clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
+	s.refuser = newRefuser(s.authFailures, s.rates.Clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
 		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval), len(cfg.CORSOrigins) > 0)
 	return s.routes(), nil
 }
@@ -422,3 +425,11 @@ const MaxHeaderBytes = 16 << 10
 // text/plain): larger than MaxHeaderBytes, so that the handler answers the
 // requests between the two in the envelope.
 const serverHeaderBytes = 64 << 10
+
+// Metrics are the Prometheus metrics of the REST layer (package
+// rest/metrics).
+type Metrics = metrics.Metrics
+
+// NewMetrics creates the metrics of the REST layer and registers them with
+// reg (metrics.New).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) { return metrics.New(reg) }
