@@ -19,7 +19,9 @@ import (
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/rest/metrics"
+	"github.com/feedapi/feedapi/rest/pollcache"
 	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
@@ -433,3 +435,21 @@ type Metrics = metrics.Metrics
 // NewMetrics creates the metrics of the REST layer and registers them with
 // reg (metrics.New).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) { return metrics.New(reg) }
+
+// PollCache holds the first pages of /v1/posts and /v1/firehose (package
+// rest/pollcache); a nil one caches nothing.
+type PollCache = pollcache.Cache
+
+// NewPollCache returns a cache whose entries live at most ttl; ttl <= 0
+// returns nil, which caches nothing.
+func NewPollCache(ttl time.Duration) *PollCache { return pollcache.New(ttl) }
+
+// DefaultPollCacheTTL is how long a first page stays in the PollCache when
+// nothing invalidates it sooner.
+const DefaultPollCacheTTL = pollcache.DefaultTTL
+
+// Kinds of the PollCache's entries, the names Invalidate takes.
+const (
+	PollPosts    = contract.PollPosts
+	PollFirehose = contract.PollFirehose
+)
