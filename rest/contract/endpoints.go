@@ -72,7 +72,11 @@ func Endpoints(etf bool) []Endpoint {
 		},
 		{
 			Path: "/v1/briefs", Query: "briefs", Shape: Page,
-			Params:      []Param{PageLimit(), Cursor()},
+			Params: []Param{
+				PageLimit(),
+				Cursor(),
+				Date("from", "BriefsFrom", "Only briefs whose week starts on or after this day (`week_start`, inclusive): a real calendar date `YYYY-MM-DD`."),
+			},
 			OperationID: "listBriefs", Summary: "List weekly briefs", Tag: TagBriefs,
 			Description: "Weekly briefs in list form (without `content`), newest first (by `id`), a page at a time.",
 			Response:    "BriefsPage", OK: "A page of briefs.",
