@@ -12,7 +12,7 @@ import (
 )
 
 // Polling: the first pages of /v1/posts and /v1/firehose come from the
-// PollCache (pollcache.go) when fresh, and every answer of those two
+// PollCache (package rest/pollcache) when fresh, and every answer of those two
 // carries X-Poll-Interval.
 
 // hPollInterval names the header of the polling hint, in Go's canonical

@@ -23,6 +23,7 @@ import (
 	"github.com/feedapi/feedapi/rest/metrics"
 	"github.com/feedapi/feedapi/rest/pollcache"
 	"github.com/feedapi/feedapi/rest/ratelimit"
+	"github.com/feedapi/feedapi/rest/sse"
 )
 
 // Defaults of Config.
@@ -145,7 +146,7 @@ type server struct {
 	streamEps []streamEndpoint
 	live      *live.Live
 	// drains counts the stream writes the kernel did not take at once
-	// (fanout.go).
+	// (package rest/sse).
 	drains         atomic.Int64
 	rateLimit      int
 	tierRateLimits map[string]int
@@ -405,7 +406,7 @@ func forwardedClient(peer netip.Addr, xff []string, trusted []netip.Prefix) neti
 func NewServer(addr string, h http.Handler, deadPeer time.Duration) *http.Server {
 	return &http.Server{
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			setDeadPeerTimeout(c, deadPeer)
+			sse.SetDeadPeerTimeout(c, deadPeer)
 			return ctx
 		},
 		Addr:                         addr,
