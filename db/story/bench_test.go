@@ -16,4 +16,3 @@ func BenchmarkFeatures(b *testing.B) {
 		_ = f.Bands()
 	}
 }
-
