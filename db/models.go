@@ -25,6 +25,14 @@ type Post struct {
 	// StreamPos is the row's stream position (db/stream.go), assigned by
 	// the database on insert; never written by the service.
 	StreamPos int64 `bun:"stream_pos,scanonly"`
+	// StoryID is the item's story (db/stories.go), set by the writer from
+	// a StoryAssigner; nil for items written before stories existed.
+	StoryID *int64 `bun:"story_id"`
+	// ReceivedAt is the database's clock when the row was written (nil
+	// before arrival times were kept); UpdatedAt when an import last
+	// changed what it says (nil: never). Both are set by the database.
+	ReceivedAt *time.Time `bun:"received_at,scanonly"`
+	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
 }
 
 // UID is the stable cross-session identifier of the post.
@@ -93,6 +101,14 @@ type FirehoseMessage struct {
 	// StreamPos is the row's stream position (db/stream.go), assigned by
 	// the database on insert; never written by the service.
 	StreamPos int64 `bun:"stream_pos,scanonly"`
+	// StoryID is the item's story (db/stories.go), set by the writer from
+	// a StoryAssigner; nil for items written before stories existed.
+	StoryID *int64 `bun:"story_id"`
+	// ReceivedAt is the database's clock when the row was written (nil
+	// before arrival times were kept); UpdatedAt when an import last
+	// changed what it says (nil: never). Both are set by the database.
+	ReceivedAt *time.Time `bun:"received_at,scanonly"`
+	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
 }
 
 // UID is the stable cross-session identifier of the message.

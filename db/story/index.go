@@ -9,6 +9,10 @@ type Candidate struct {
 	Story    int64
 	Features Features
 	At       time.Time
+	// Start is when the candidate's story began: a story takes items
+	// within Window of its first one, so that a chain of echoes does not
+	// stretch it over a week.
+	Start time.Time
 }
 
 // Pick returns the story of the candidate that tells the same story as an
@@ -18,6 +22,9 @@ func Pick(f Features, t time.Time, candidates []Candidate) (story int64, ok bool
 	best := -1.0
 	for _, c := range candidates {
 		if d := t.Sub(c.At); d > Window || d < -Window {
+			continue
+		}
+		if d := t.Sub(c.Start); d > Window || d < -Window {
 			continue
 		}
 		if !Same(f, c.Features) {
@@ -43,6 +50,7 @@ type Index struct {
 	bands   map[int64][]int // band → members
 	members []member
 	sizes   map[int64]int
+	starts  map[int64]time.Time
 	next    int64
 }
 
@@ -52,7 +60,7 @@ type member struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{bands: map[int64][]int{}, sizes: map[int64]int{}, next: 1}
+	return &Index{bands: map[int64][]int{}, sizes: map[int64]int{}, starts: map[int64]time.Time{}, next: 1}
 }
 
 // Add assigns an item to a story, indexing its bands, and returns the
@@ -65,7 +73,9 @@ func (x *Index) Add(f Features, t time.Time) int64 {
 		for _, m := range x.bands[b] {
 			if !seen[m] {
 				seen[m] = true
-				cands = append(cands, x.members[m].Candidate)
+				c := x.members[m].Candidate
+				c.Start = x.starts[c.Story]
+				cands = append(cands, c)
 			}
 		}
 	}
@@ -73,6 +83,9 @@ func (x *Index) Add(f Features, t time.Time) int64 {
 	if !ok {
 		id = x.next
 		x.next++
+		x.starts[id] = t
+	} else if t.Before(x.starts[id]) {
+		x.starts[id] = t
 	}
 	x.sizes[id]++
 	if x.sizes[id] <= MembersIndexed {
@@ -83,3 +96,40 @@ func (x *Index) Add(f Features, t time.Time) int64 {
 	}
 	return id
 }
+
+// NewIndexAt returns an empty index whose first new story is first.
+func NewIndexAt(first int64) *Index {
+	x := NewIndex()
+	x.next = first
+	return x
+}
+
+// Next is the id the next new story will get.
+func (x *Index) Next() int64 { return x.next }
+
+// Forget drops the items seen before t (older than the window of any item
+// still to come, when items come in time order), so that an index fed a
+// long stream holds only a window of it.
+func (x *Index) Forget(t time.Time) {
+	kept := x.members[:0]
+	sizes := map[int64]int{}
+	starts := map[int64]time.Time{}
+	for _, m := range x.members {
+		if !m.At.Before(t) {
+			kept = append(kept, m)
+			sizes[m.Story] = x.sizes[m.Story]
+			starts[m.Story] = x.starts[m.Story]
+		}
+	}
+	x.members = kept
+	x.sizes, x.starts = sizes, starts
+	x.bands = map[int64][]int{}
+	for i, m := range x.members {
+		for _, b := range m.Features.Bands() {
+			x.bands[b] = append(x.bands[b], i)
+		}
+	}
+}
+
+// Size is the number of items whose bands the index holds.
+func (x *Index) Size() int { return len(x.members) }

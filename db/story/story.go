@@ -23,6 +23,7 @@ package story
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -454,3 +455,49 @@ var isTicker = func() map[string]bool {
 	}
 	return m
 }()
+
+// Encode writes the features as one string, for the database's
+// story_members table; Decode reads it back.
+func (f Features) Encode() string {
+	var b strings.Builder
+	for i, list := range [][]string{f.Head, f.Words, f.Figures, f.Coins} {
+		if i > 0 {
+			b.WriteByte(fieldSep)
+		}
+		for j, w := range list {
+			if j > 0 {
+				b.WriteByte(wordSep)
+			}
+			b.WriteString(w)
+		}
+	}
+	b.WriteByte(fieldSep)
+	b.WriteString(strconv.FormatUint(f.Stance, 10))
+	return b.String()
+}
+
+// Decode reads features written by Encode.
+func Decode(s string) (Features, error) {
+	parts := strings.Split(s, string(rune(fieldSep)))
+	if len(parts) != 5 {
+		return Features{}, fmt.Errorf("story features: %d fields, want 5", len(parts))
+	}
+	split := func(p string) []string {
+		if p == "" {
+			return nil
+		}
+		return strings.Split(p, string(rune(wordSep)))
+	}
+	stance, err := strconv.ParseUint(parts[4], 10, 64)
+	if err != nil {
+		return Features{}, fmt.Errorf("story features: stance: %w", err)
+	}
+	return Features{Head: split(parts[0]), Words: split(parts[1]), Figures: split(parts[2]), Coins: split(parts[3]), Stance: stance}, nil
+}
+
+// Separators of Encode: ASCII record and unit separators, which
+// normalized words never hold.
+const (
+	fieldSep = 0x1e
+	wordSep  = 0x1f
+)
