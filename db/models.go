@@ -35,6 +35,10 @@ type Post struct {
 	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
 }
 
+// Updated reports whether an import has changed the post since it was
+// first stored.
+func (p *Post) Updated() bool { return p.UpdatedAt != nil }
+
 // UID is the stable cross-session identifier of the post.
 func (p *Post) UID() string { return "cp_" + strconv.FormatInt(p.ID, 10) }
 
@@ -110,6 +114,10 @@ type FirehoseMessage struct {
 	ReceivedAt *time.Time `bun:"received_at,scanonly"`
 	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
 }
+
+// Updated reports whether an import has changed the message since it was
+// first stored.
+func (m *FirehoseMessage) Updated() bool { return m.UpdatedAt != nil }
 
 // UID is the stable cross-session identifier of the message.
 func (m *FirehoseMessage) UID() string { return "tm_" + strconv.FormatInt(m.ID, 10) }

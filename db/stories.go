@@ -400,11 +400,13 @@ func storedStories(ctx context.Context, q Querier, kind ItemKind, ids []int64) (
 }
 
 // probeSQL finds the indexed items that share a band with the new items
-// and were seen within the window: one index probe per band.
+// and were seen within the window: one probe of story_bands_probe_idx per
+// band, reading at most story.MaxPerBand items of it, the most recent.
 const probeSQL = `SELECT m.kind::text, m.item_id, m.story_id, m.seen_at, m.features, s.first_seen_at
 	FROM story_members m JOIN stories s ON s.id = m.story_id
-	WHERE (m.kind, m.item_id) IN (SELECT kind, item_id FROM story_bands
-		WHERE band = ANY($1::bigint[]) AND seen_at BETWEEN $2 AND $3)`
+	WHERE (m.kind, m.item_id) IN (SELECT b.kind, b.item_id FROM unnest($1::bigint[]) k,
+		LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
+			ORDER BY seen_at DESC LIMIT $4) b)`
 
 func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time) ([]member, error) {
 	if len(bands) == 0 {
@@ -412,7 +414,7 @@ func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time)
 	}
 	slices.Sort(bands)
 	bands = slices.Compact(bands)
-	rows, err := q.Query(ctx, probeSQL, bands, lo, hi)
+	rows, err := q.Query(ctx, probeSQL, bands, lo, hi, story.MaxPerBand)
 	if err != nil {
 		return nil, fmt.Errorf("stories: probe bands: %w", err)
 	}

@@ -37,6 +37,11 @@ func Pick(f Features, t time.Time, candidates []Candidate) (story int64, ok bool
 	return story, ok
 }
 
+// MaxPerBand is how many items of one band a lookup reads at most, the
+// most recent: a band shared by many items (a templated headline) costs
+// no more than a rare one.
+const MaxPerBand = 32
+
 // MembersIndexed is how many items of a story have their bands indexed:
 // enough for a story's rewordings to be found by the words of any of its
 // first items, while a story with hundreds of echoes costs no more than a
@@ -70,7 +75,9 @@ func (x *Index) Add(f Features, t time.Time) int64 {
 	var cands []Candidate
 	seen := map[int]bool{}
 	for _, b := range bands {
-		for _, m := range x.bands[b] {
+		list := x.bands[b]
+		list = list[max(0, len(list)-MaxPerBand):] // the most recent
+		for _, m := range list {
 			if !seen[m] {
 				seen[m] = true
 				c := x.members[m].Candidate
