@@ -14,9 +14,9 @@ import (
 // filter of the stream and the subscription too (TestStreamsTakeTheirListsFilters
 // fails when the schema leaves one out).
 type postArgs struct {
-	source  *string
-	since   *time.Time
-	coins   []string
+	source   *string
+	since    *time.Time
+	coins    []string
 	q        *string
 	sinceID  *int64
 	collapse *model.Collapse
