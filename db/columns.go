@@ -76,7 +76,7 @@ func (s *Store) columns(model reflect.Type, alias string, omit []string) string 
 
 // readOnlyFields are the scanonly fields of the item models that the list
 // and stream statements read.
-var readOnlyFields = []string{"ReceivedAt", "UpdatedAt"}
+var readOnlyFields = []string{"received_at", "updated_at"}
 
 var (
 	postType     = reflect.TypeFor[Post]()

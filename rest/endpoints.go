@@ -43,6 +43,8 @@ type endpoint struct {
 	units   string                     // meta.units, if any
 	check   func(map[string]any) error // cross-parameter rule, if any
 	poll    string                     // PollCache kind of its first pages, if polled
+	// rename, when set, rewrites the data of its result (storyItemNames).
+	rename func([]byte) []byte
 	// toggles maps the GraphQL fields of its query shown only when a
 	// parameter says so (@include(if: $includeRaw)) to that parameter
 	// (include_raw); set from the prepared document (fieldToggles).
@@ -68,6 +70,7 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 				queryParam(),
 				sinceIDParam(),
 				positionParam(),
+				collapseParam(),
 				boolParam("include_body", "includeBody", true),
 				boolParam("include_raw", "includeRaw", false),
 			},
@@ -94,11 +97,13 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 				queryParam(),
 				sinceIDParam(),
 				positionParam(),
+				collapseParam(),
 				boolParam("include_summary", "includeSummary", false),
 			},
 		},
 		{pattern: "/v1/sources", query: "sources", shape: shapeValue},
 	}
+	eps = append(eps, storyEndpoints(panes)...)
 	if !etf {
 		return eps, nil
 	}
@@ -106,7 +111,11 @@ func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	eps[len(eps)-1].query = "sources_etf"
+	for i := range eps {
+		if eps[i].pattern == "/v1/sources" {
+			eps[i].query = "sources_etf"
+		}
+	}
 	return append(eps,
 		endpoint{
 			pattern: "/v1/etf-flows", query: "etf_flows", shape: shapeOptionalPage, units: "usd",
@@ -309,6 +318,9 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 	}
 	if err != nil {
 		return success{}, fmt.Errorf("%s: %w", ep.query, err)
+	}
+	if ep.rename != nil {
+		res.data = ep.rename(res.data)
 	}
 	return res, nil
 }

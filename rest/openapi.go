@@ -238,7 +238,7 @@ func oaBuild(o OpenAPIOptions) *oaDocument {
 	}
 	tags = append(tags, oaTag{oaTagGQL, "The GraphQL API behind the REST endpoints, for internal dashboards."})
 
-	return &oaDocument{
+	d := &oaDocument{
 		OpenAPI: "3.1.0",
 		Info: oaInfo{
 			Title:       "Crypto Intelligence Feed API",
@@ -261,6 +261,8 @@ func oaBuild(o OpenAPIOptions) *oaDocument {
 			}},
 		},
 	}
+	oaStories(d)
+	return d
 }
 
 // oaETFParameters adds the ETF funds' parameters where ETF flows are offered.

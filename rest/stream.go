@@ -113,7 +113,11 @@ func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reade
 		var ev bytes.Buffer
 		for _, e := range page.Page.Edges {
 			ev.WriteString("event: ")
-			ev.WriteString(ep.event)
+			if updated(e.Node) {
+				ev.WriteString(updateEvent)
+			} else {
+				ev.WriteString(ep.event)
+			}
 			ev.WriteString("\nid: ")
 			ev.WriteString(e.Position)
 			ev.WriteString("\ndata: ")
@@ -127,6 +131,20 @@ func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reade
 			N:     len(page.Page.Edges), Next: page.Page.Position, More: page.Page.HasMore, Pending: page.Page.Pending,
 		}, nil
 	}
+}
+
+// updateEvent names the event of an item sent again because an import
+// changed it (its updated_at is set): it comes at the item's new stream
+// position, once, in order with the new items.
+const updateEvent = "update"
+
+// updated reports whether an item of a stream (as the list shows it) has
+// been changed since it was first stored.
+func updated(node json.RawMessage) bool {
+	var item struct {
+		UpdatedAt *string `json:"updated_at"`
+	}
+	return json.Unmarshal(node, &item) == nil && item.UpdatedAt != nil
 }
 
 // streamPreamble opens every stream: a comment, and the client's
