@@ -136,13 +136,15 @@ func setComplexity(c *generated.ComplexityRoot) {
 		}
 		return 1 + n*child
 	}
-	// A story's items: its first n, else a typical story's size.
+	// A story's items: its first n, else a typical story's size. An item
+	// is a Post or a FirehoseMessage, and the selection of the union is
+	// priced as both fragments together: an item costs half of it.
 	c.Story.Items = func(child int, first *int) int {
 		n := typicalStoryItems
 		if first != nil {
 			n = min(max(*first, 1), maxPageSize)
 		}
-		return 1 + n*child
+		return 1 + n*((child+1)/2)
 	}
 	c.EtfSummaryEntry.TopFunds = func(child int, first *int) int {
 		n := defaultTopFund

@@ -25,8 +25,8 @@ func oaStories(d *oaDocument) {
 		"never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id "+
 		"matches the filters. Any other value gives 400 naming `collapse`.",
 		&oaSchema{Type: "string", Enum: []any{"story"}})
-	params["StoryLimit"] = query("limit", "Page size, an integer from 1 to 100; out of range gives 400 (never clamped).",
-		&oaSchema{Type: "integer", Minimum: oaPtr[int64](1), Maximum: oaPtr[int64](100), Default: 20})
+	params["StoryLimit"] = query("limit", "Page size, an integer from 1 to "+strconv.Itoa(maxStoriesInList)+"; out of range gives 400 (never clamped).",
+		&oaSchema{Type: "integer", Minimum: oaPtr[int64](1), Maximum: oaPtr[int64](maxStoriesInList), Default: 20})
 	params["StoryItems"] = query("items", "How many of each story's first items to show, oldest first: an integer from 1 to "+
 		strconv.Itoa(maxStoryItemsInList)+"; else 400. `/v1/stories/{id}` shows them all.",
 		&oaSchema{Type: "integer", Minimum: oaPtr[int64](1), Maximum: oaPtr[int64](maxStoryItemsInList), Default: storyItemsInList})

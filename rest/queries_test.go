@@ -162,6 +162,9 @@ func TestFixedQueriesCostWellUnderTheBudget(t *testing.T) {
 				if name == "etf_flows" || name == "etf_fund_flows" {
 					vars[v.Variable] = 500
 				}
+				if name == "stories" {
+					vars[v.Variable] = map[string]int{"first": maxStoriesInList, "items": maxStoryItemsInList}[v.Variable]
+				}
 			case "Boolean":
 				vars[v.Variable] = true
 			}

@@ -13,7 +13,8 @@ import (
 // default (items=…): its first ones, oldest first.
 const (
 	storyItemsInList    = 3
-	maxStoryItemsInList = 20
+	maxStoryItemsInList = 5
+	maxStoriesInList    = 25 // a page of stories with their items costs as a page of 100 posts
 )
 
 // collapseParam is collapse=story on the lists and their streams: one item
@@ -28,7 +29,7 @@ func storyEndpoints(panes []string) []endpoint {
 		{
 			pattern: "/v1/stories", query: "stories", shape: shapePage, rename: storyItemNames,
 			params: []param{
-				limitParam(1, 100, 20),
+				limitParam(1, maxStoriesInList, 20),
 				cursorParam(),
 				coinsParam(),
 				queryParam(),

@@ -39,7 +39,7 @@ func TestStoriesEndpoints(t *testing.T) {
 	}
 	var got []int64
 	var big *story
-	path := "/v1/stories?pane=wire&limit=30&items=2"
+	path := "/v1/stories?pane=wire&limit=25&items=2"
 	for pages := 0; ; pages++ {
 		if pages > 500 {
 			t.Fatal("more than 500 pages")
@@ -72,7 +72,7 @@ func TestStoriesEndpoints(t *testing.T) {
 		if !r.env.Pagination.HasMore {
 			break
 		}
-		path = "/v1/stories?pane=wire&limit=30&items=2&cursor=" + *r.env.Pagination.NextCursor
+		path = "/v1/stories?pane=wire&limit=25&items=2&cursor=" + *r.env.Pagination.NextCursor
 	}
 	if !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("walk: %d stories, reference %d", len(got), len(want))
@@ -96,7 +96,7 @@ func TestStoriesEndpoints(t *testing.T) {
 		{"/v1/stories/999999999", 404, ""},
 		{"/v1/stories/0", 400, "id"},
 		{"/v1/stories?items=0", 400, "items"},
-		{"/v1/stories?limit=101", 400, "limit"},
+		{"/v1/stories?limit=26", 400, "limit"},
 		{"/v1/stories?pane=tv", 400, "pane"},
 		{"/v1/stories?cursor=abc", 400, "cursor"},
 		{"/v1/posts?collapse=stories", 400, "collapse"},

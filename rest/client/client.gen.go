@@ -2495,7 +2495,7 @@ type HeadGetSourcesParams struct {
 
 // ListStoriesParams defines parameters for ListStories.
 type ListStoriesParams struct {
-	// Limit Page size, an integer from 1 to 100; out of range gives 400 (never clamped).
+	// Limit Page size, an integer from 1 to 25; out of range gives 400 (never clamped).
 	Limit *StoryLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor The previous page's `pagination.next_cursor`, passed back as is. Opaque and bound to the endpoint that issued it: an undecodable, tampered or foreign cursor gives 400.
@@ -2513,7 +2513,7 @@ type ListStoriesParams struct {
 	// Since Only stories whose latest item was created at or after this instant: an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day.
 	Since *StorySince `form:"since,omitempty" json:"since,omitempty"`
 
-	// Items How many of each story's first items to show, oldest first: an integer from 1 to 20; else 400. `/v1/stories/{id}` shows them all.
+	// Items How many of each story's first items to show, oldest first: an integer from 1 to 5; else 400. `/v1/stories/{id}` shows them all.
 	Items *StoryItems `form:"items,omitempty" json:"items,omitempty"`
 
 	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive, and anything else gives 400.
@@ -2528,7 +2528,7 @@ type ListStoriesParamsPane string
 
 // HeadListStoriesParams defines parameters for HeadListStories.
 type HeadListStoriesParams struct {
-	// Limit Page size, an integer from 1 to 100; out of range gives 400 (never clamped).
+	// Limit Page size, an integer from 1 to 25; out of range gives 400 (never clamped).
 	Limit *StoryLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor The previous page's `pagination.next_cursor`, passed back as is. Opaque and bound to the endpoint that issued it: an undecodable, tampered or foreign cursor gives 400.
@@ -2546,7 +2546,7 @@ type HeadListStoriesParams struct {
 	// Since Only stories whose latest item was created at or after this instant: an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day.
 	Since *StorySince `form:"since,omitempty" json:"since,omitempty"`
 
-	// Items How many of each story's first items to show, oldest first: an integer from 1 to 20; else 400. `/v1/stories/{id}` shows them all.
+	// Items How many of each story's first items to show, oldest first: an integer from 1 to 5; else 400. `/v1/stories/{id}` shows them all.
 	Items *StoryItems `form:"items,omitempty" json:"items,omitempty"`
 
 	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive, and anything else gives 400.
