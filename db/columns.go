@@ -56,9 +56,27 @@ func (s *Store) columns(model reflect.Type, alias string, omit []string) string 
 		}
 		b.WriteString(string(f.SQLName))
 	}
+	// Columns the database sets and the service only reads (scanonly in
+	// the model, so that no write names them) are read too.
+	for _, name := range readOnlyFields {
+		f, ok := table.FieldMap[name]
+		if !ok || slices.Contains(omit, f.Name) {
+			continue
+		}
+		b.WriteString(", ")
+		if alias != "" {
+			b.WriteString(alias)
+			b.WriteByte('.')
+		}
+		b.WriteString(string(f.SQLName))
+	}
 	v, _ := s.cols.m.LoadOrStore(key, b.String())
 	return v.(string)
 }
+
+// readOnlyFields are the scanonly fields of the item models that the list
+// and stream statements read.
+var readOnlyFields = []string{"received_at", "updated_at"}
 
 var (
 	postType     = reflect.TypeFor[Post]()

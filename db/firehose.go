@@ -33,6 +33,7 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
 	q := s.newSQL(firehoseType, f.Omit)
+	f.collapse()
 	firehoseSQL(q, f, p)
 	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
 	rows, sizes, err := queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
@@ -48,6 +49,26 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 }
 
 func messageID(m *FirehoseMessage) int64 { return m.ID }
+
+// collapse prepares CollapseStory: a sibling message must match the
+// filters.
+func (f *FirehoseFilter) collapse() {
+	g := *f
+	f.SearchFilter.collapse("firehose_messages", func(q *sqlBuilder, alias string) {
+		if g.Pane != "" {
+			q.add(" AND "+alias+".pane = ?", string(g.Pane))
+		}
+		if g.Important {
+			q.add(" AND " + alias + ".important")
+		}
+		if g.Source != "" {
+			q.add(" AND "+alias+".source ILIKE ?", ContainsPattern(g.Source))
+		}
+		if !g.Since.IsZero() {
+			q.add(" AND "+alias+".created_at >= ?", clampTime(g.Since))
+		}
+	})
+}
 
 // firehoseSQL writes the statement of one page of the firehose, in one of
 // three shapes (db/QUERIES.md shows their plans):

@@ -25,7 +25,19 @@ type Post struct {
 	// StreamPos is the row's stream position (db/stream.go), assigned by
 	// the database on insert; never written by the service.
 	StreamPos int64 `bun:"stream_pos,scanonly"`
+	// StoryID is the item's story (db/stories.go), set by the writer from
+	// a StoryAssigner; nil for items written before stories existed.
+	StoryID *int64 `bun:"story_id"`
+	// ReceivedAt is the database's clock when the row was written (nil
+	// before arrival times were kept); UpdatedAt when an import last
+	// changed what it says (nil: never). Both are set by the database.
+	ReceivedAt *time.Time `bun:"received_at,scanonly"`
+	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
 }
+
+// Updated reports whether an import has changed the post since it was
+// first stored.
+func (p *Post) Updated() bool { return p.UpdatedAt != nil }
 
 // UID is the stable cross-session identifier of the post.
 func (p *Post) UID() string { return "cp_" + strconv.FormatInt(p.ID, 10) }
@@ -93,7 +105,19 @@ type FirehoseMessage struct {
 	// StreamPos is the row's stream position (db/stream.go), assigned by
 	// the database on insert; never written by the service.
 	StreamPos int64 `bun:"stream_pos,scanonly"`
+	// StoryID is the item's story (db/stories.go), set by the writer from
+	// a StoryAssigner; nil for items written before stories existed.
+	StoryID *int64 `bun:"story_id"`
+	// ReceivedAt is the database's clock when the row was written (nil
+	// before arrival times were kept); UpdatedAt when an import last
+	// changed what it says (nil: never). Both are set by the database.
+	ReceivedAt *time.Time `bun:"received_at,scanonly"`
+	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
 }
+
+// Updated reports whether an import has changed the message since it was
+// first stored.
+func (m *FirehoseMessage) Updated() bool { return m.UpdatedAt != nil }
 
 // UID is the stable cross-session identifier of the message.
 func (m *FirehoseMessage) UID() string { return "tm_" + strconv.FormatInt(m.ID, 10) }

@@ -26,6 +26,7 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 		return nil, false, fmt.Errorf("list posts: %w", err)
 	}
 	q := s.newSQL(postType, f.Omit)
+	f.collapse()
 	postsSQL(q, f, p)
 	q = s.boundBytes(q, postType, f.Omit, nil, p.order(), p.MaxBytes)
 	rows, sizes, err := queryRows[Post](ctx, s, p.Limit+1, q.String(), q.args...)
@@ -41,6 +42,19 @@ func (s *Store) ListPosts(ctx context.Context, f PostFilter, p Page) ([]Post, bo
 }
 
 func postID(p *Post) int64 { return p.ID }
+
+// collapse prepares CollapseStory: a sibling post must match the filters.
+func (f *PostFilter) collapse() {
+	g := *f
+	f.SearchFilter.collapse("posts", func(q *sqlBuilder, alias string) {
+		if g.Source != "" {
+			q.add(" AND "+alias+".source = ?", g.Source)
+		}
+		if !g.Since.IsZero() {
+			q.add(" AND "+alias+".created_at >= ?", clampTime(g.Since))
+		}
+	})
+}
 
 // postsSQL writes the statement of one page of curated posts: read in id
 // order from posts_source_id_idx (with a source) or the primary key, and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -102,6 +103,12 @@ func (p *Post) scanTarget(col string) any {
 		return textArray{&p.Coins}
 	case "stream_pos":
 		return &p.StreamPos
+	case "story_id":
+		return nullInt64{&p.StoryID}
+	case "received_at":
+		return nullTime{&p.ReceivedAt}
+	case "updated_at":
+		return nullTime{&p.UpdatedAt}
 	}
 	return nil
 }
@@ -138,6 +145,12 @@ func (m *FirehoseMessage) scanTarget(col string) any {
 		return textArray{&m.Coins}
 	case "stream_pos":
 		return &m.StreamPos
+	case "story_id":
+		return nullInt64{&m.StoryID}
+	case "received_at":
+		return nullTime{&m.ReceivedAt}
+	case "updated_at":
+		return nullTime{&m.UpdatedAt}
 	}
 	return nil
 }
@@ -177,6 +190,38 @@ func (n nullString) Scan(src any) error {
 		*n.p = &s
 	default:
 		return fmt.Errorf("scan %T into a nullable string", src)
+	}
+	return nil
+}
+
+// nullInt64 scans a nullable bigint column into a *int64 (nil for NULL).
+type nullInt64 struct{ p **int64 }
+
+func (n nullInt64) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*n.p = nil
+	case int64:
+		*n.p = &v
+	default:
+		return fmt.Errorf("scan %T into a nullable bigint", src)
+	}
+	return nil
+}
+
+// nullTime scans a nullable timestamptz column into a *time.Time (nil for
+// NULL), in UTC.
+type nullTime struct{ p **time.Time }
+
+func (n nullTime) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*n.p = nil
+	case time.Time:
+		v = v.UTC()
+		*n.p = &v
+	default:
+		return fmt.Errorf("scan %T into a nullable time", src)
 	}
 	return nil
 }

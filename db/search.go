@@ -19,6 +19,17 @@ type SearchFilter struct {
 	Query string
 	// SinceID keeps items with an id larger than it.
 	SinceID int64
+	// CollapseStory keeps only the first item (the smallest id) of each
+	// story among the items the other filters keep: a page never shows a
+	// second item of a story, and a walk over every page shows each story
+	// once, whatever the page boundaries (the condition holds for the row
+	// alone, not for the page).
+	CollapseStory bool
+
+	// siblings writes the list's other filters on a sibling row (alias),
+	// for CollapseStory; set by the list and stream statements.
+	siblings func(q *sqlBuilder, alias string)
+	table    string
 
 	// coinsNot excludes items about any of these tickers: the branch of
 	// one ticker in coinBranches leaves out the items of the tickers
@@ -37,6 +48,35 @@ func (f SearchFilter) where(q *sqlBuilder, alias string) {
 	}
 	if f.SinceID > 0 {
 		q.add(" AND "+alias+".id > ?", f.SinceID)
+	}
+	if f.CollapseStory && f.siblings != nil {
+		// One probe of the story index (story_id, created_at, id): stories
+		// are small, so the sibling rows it tests are few.
+		q.add(" AND NOT EXISTS (SELECT 1 FROM " + f.table + " c WHERE c.story_id = " + alias + ".story_id AND c.id < " + alias + ".id")
+		f.siblings(q, "c")
+		q.add(")")
+	}
+}
+
+// collapse prepares f's CollapseStory for the rows of table, whose other
+// filters other writes on a sibling row.
+func (f *SearchFilter) collapse(table string, other func(q *sqlBuilder, alias string)) {
+	if !f.CollapseStory {
+		return
+	}
+	g := *f
+	f.table = table
+	f.siblings = func(q *sqlBuilder, alias string) {
+		other(q, alias)
+		if g.Query != "" {
+			q.add(" AND "+alias+".fts @@ websearch_to_tsquery('english'::regconfig, ?)", g.Query)
+		}
+		if g.SinceID > 0 {
+			q.add(" AND "+alias+".id > ?", g.SinceID)
+		}
+		if tickers := uniqueTickers(g.Coins); len(tickers) > 0 {
+			q.add(" AND "+alias+".coins && ?::text[]", pgdialect.Array(tickers))
+		}
 	}
 }
 

@@ -128,6 +128,7 @@ func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (
 // follow below r.Bound.
 func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([]Post, bool, error) {
 	q := s.newSQL(postType, f.Omit)
+	f.collapse()
 	q.add("SELECT "+q.cols("p")+", p.stream_pos FROM posts p WHERE p.stream_pos > ? AND p.stream_pos < ?", r.After, r.Bound)
 	if f.Source != "" {
 		q.add(" AND p.source = ?", f.Source)
@@ -157,6 +158,7 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 // r.Bound.
 func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRange) ([]FirehoseMessage, bool, error) {
 	q := s.newSQL(firehoseType, f.Omit)
+	f.collapse()
 	q.add("SELECT "+q.cols("m")+", m.stream_pos FROM firehose_messages m WHERE m.stream_pos > ? AND m.stream_pos < ?", r.After, r.Bound)
 	if f.Pane != "" {
 		q.add(" AND m.pane = ?", string(f.Pane))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/generated"
+	"github.com/feedapi/feedapi/graph/model"
 )
 
 // The cost model. An operation's cost estimates the size of its response
@@ -71,22 +72,22 @@ func setComplexity(c *generated.ComplexityRoot) {
 	conn := func(child int, first, last *int) int {
 		return 1 + pageCost(first, last)*child
 	}
-	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time, _ []string, _ *string, _ *int64, _ *string) int {
+	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time, _ []string, _ *string, _ *int64, _ *string, _ *model.Collapse) int {
 		return conn(child, first, last)
 	}
 	c.Query.Briefs = func(child int, first *int, _ *string, last *int, _ *string, _ *time.Time) int {
 		return conn(child, first, last)
 	}
-	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string, _ *int64, _ *string) int {
+	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string, _ *int64, _ *string, _ *model.Collapse) int {
 		return conn(child, first, last)
 	}
 	c.Brief.Posts = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return conn(child, first, last)
 	}
-	c.Query.PostStream = func(child int, _ *string, first *int, _ *string, _ *time.Time, _ []string, _ *string) int {
+	c.Query.PostStream = func(child int, _ *string, first *int, _ *string, _ *time.Time, _ []string, _ *string, _ *model.Collapse) int {
 		return 1 + streamCost(first)*child
 	}
-	c.Query.FirehoseStream = func(child int, _ *string, first *int, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string) int {
+	c.Query.FirehoseStream = func(child int, _ *string, first *int, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string, _ *model.Collapse) int {
 		return 1 + streamCost(first)*child
 	}
 	c.Query.EtfFlows = func(child int, _ []db.Asset, _, _ *time.Time, first *int) int {
@@ -127,6 +128,24 @@ func setComplexity(c *generated.ComplexityRoot) {
 		return 1 + typicalFunds*child
 	}
 	c.Sources.EtfFunds = func(int) int { return 1 + typicalFunds }
+	c.Sources.Delays = func(child int) int { return 1 + typicalSources*child }
+	c.Query.Stories = func(child int, first *int, _ *string, _ []string, _ *string, _ *db.Pane, _ *time.Time) int {
+		n := defaultStoriesSize
+		if first != nil {
+			n = min(max(*first, 1), maxPageSize)
+		}
+		return 1 + n*child
+	}
+	// A story's items: its first n, else a typical story's size. An item
+	// is a Post or a FirehoseMessage, and the selection of the union is
+	// priced as both fragments together: an item costs half of it.
+	c.Story.Items = func(child int, first *int) int {
+		n := typicalStoryItems
+		if first != nil {
+			n = min(max(*first, 1), maxPageSize)
+		}
+		return 1 + n*((child+1)/2)
+	}
 	c.EtfSummaryEntry.TopFunds = func(child int, first *int) int {
 		n := defaultTopFund
 		if first != nil {
@@ -135,6 +154,14 @@ func setComplexity(c *generated.ComplexityRoot) {
 		return 1 + n*child
 	}
 }
+
+// typicalSources is the number of sources a list of sources' delays is
+// priced at; typicalStoryItems the items of a story whose items are asked
+// for without a bound (most stories hold a handful).
+const (
+	typicalSources    = 100
+	typicalStoryItems = 10
+)
 
 // typicalFunds is the number of ETF funds a list of them is priced at: the
 // US spot ETFs of the four assets, with room for more.

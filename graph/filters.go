@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph/model"
 )
 
 // postArgs are the filters of the curated posts. The list (posts), its
@@ -13,11 +14,12 @@ import (
 // filter of the stream and the subscription too (TestStreamsTakeTheirListsFilters
 // fails when the schema leaves one out).
 type postArgs struct {
-	source  *string
-	since   *time.Time
-	coins   []string
-	q       *string
-	sinceID *int64
+	source   *string
+	since    *time.Time
+	coins    []string
+	q        *string
+	sinceID  *int64
+	collapse *model.Collapse
 }
 
 // filter checks the arguments and returns their filter.
@@ -31,6 +33,7 @@ func (a postArgs) filter() (db.PostFilter, error) {
 		f.Since = sinceBound(*a.since)
 	}
 	f.SearchFilter, err = searchArgs(a.coins, a.q, a.sinceID)
+	f.CollapseStory = collapseStory(a.collapse)
 	return f, err
 }
 
@@ -44,6 +47,7 @@ type firehoseArgs struct {
 	coins     []string
 	q         *string
 	sinceID   *int64
+	collapse  *model.Collapse
 }
 
 // filter checks the arguments and returns their filter.
@@ -63,6 +67,7 @@ func (a firehoseArgs) filter() (db.FirehoseFilter, error) {
 		f.Since = sinceBound(*a.since)
 	}
 	f.SearchFilter, err = searchArgs(a.coins, a.q, a.sinceID)
+	f.CollapseStory = collapseStory(a.collapse)
 	return f, err
 }
 

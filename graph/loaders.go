@@ -44,6 +44,7 @@ type loaders struct {
 	tops         *dataloader.Loader[topFundsKey, []db.EtfFundPeriod]
 	holdingsOnce sync.Once
 	holding      *dataloader.Loader[db.EtfDay, *db.CoinAmount]
+	stories      storyLoaders
 }
 
 type loadersKey struct{}

@@ -34,7 +34,7 @@ type stubQuery struct {
 	posts []db.Post
 }
 
-func (q stubQuery) Posts(context.Context, *int, *string, *int, *string, *string, *time.Time, []string, *string, *int64, *string) (*model.PostConnection, error) {
+func (q stubQuery) Posts(context.Context, *int, *string, *int, *string, *string, *time.Time, []string, *string, *int64, *string, *model.Collapse) (*model.PostConnection, error) {
 	edges := make([]model.PostEdge, len(q.posts))
 	for i := range q.posts {
 		edges[i] = model.PostEdge{Cursor: fmt.Sprintf("c%d", q.posts[i].ID), Node: &q.posts[i]}
@@ -45,6 +45,8 @@ func (q stubQuery) Posts(context.Context, *int, *string, *int, *string, *string,
 type stubPost struct{}
 
 func (stubPost) Brief(context.Context, *db.Post) (*db.Brief, error) { return nil, nil }
+
+func (stubPost) Story(context.Context, *db.Post) (*db.Story, error) { return nil, nil }
 
 // run executes query over posts and returns the response as JSON.
 func run(t *testing.T, posts []db.Post, query string) string {

@@ -65,6 +65,11 @@ func (r *etfSummaryEntryResolver) TopFunds(ctx context.Context, obj *db.EtfSumma
 	return r.topFunds(ctx, obj, first)
 }
 
+// Story is the resolver for the story field.
+func (r *firehoseMessageResolver) Story(ctx context.Context, obj *db.FirehoseMessage) (*db.Story, error) {
+	return r.storyOf(ctx, obj.StoryID)
+}
+
 // Brief is the resolver for the brief field.
 func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, error) {
 	b, err := r.loadersFrom(ctx).briefOfPost(ctx, obj)
@@ -77,11 +82,16 @@ func (r *postResolver) Brief(ctx context.Context, obj *db.Post) (*db.Brief, erro
 	return b, nil
 }
 
+// Story is the resolver for the story field.
+func (r *postResolver) Story(ctx context.Context, obj *db.Post) (*db.Story, error) {
+	return r.storyOf(ctx, obj.StoryID)
+}
+
 // Posts is the resolver for the posts field.
-func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.PostConnection, error) {
+func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string, collapse *model.Collapse) (*model.PostConnection, error) {
 	page := pageArgs{first: first, after: after, last: last, before: before}
 	if afterPosition != nil {
-		f, err := postArgs{source: source, since: since, coins: coins, q: q, sinceID: sinceID}.filter()
+		f, err := postArgs{source: source, since: since, coins: coins, q: q, sinceID: sinceID, collapse: collapse}.filter()
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +102,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
-	f, err := postArgs{source: source, since: since, coins: coins, q: q, sinceID: sinceID}.filter()
+	f, err := postArgs{source: source, since: since, coins: coins, q: q, sinceID: sinceID, collapse: collapse}.filter()
 	if err != nil {
 		return nil, err
 	}
@@ -166,9 +176,9 @@ func (r *queryResolver) Brief(ctx context.Context, id int64) (*db.Brief, error) 
 }
 
 // Firehose is the resolver for the firehose field.
-func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.FirehoseConnection, error) {
+func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string, collapse *model.Collapse) (*model.FirehoseConnection, error) {
 	page := pageArgs{first: first, after: after, last: last, before: before}
-	args := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q, sinceID: sinceID}
+	args := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q, sinceID: sinceID, collapse: collapse}
 	if afterPosition != nil {
 		f, err := args.filter()
 		if err != nil {
@@ -203,6 +213,16 @@ func (r *queryResolver) Firehose(ctx context.Context, first *int, after *string,
 	return c, nil
 }
 
+// Stories is the resolver for the stories field.
+func (r *queryResolver) Stories(ctx context.Context, first *int, after *string, coins []string, q *string, pane *db.Pane, since *time.Time) (*model.StoryConnection, error) {
+	return r.stories(ctx, first, after, coins, q, pane, since)
+}
+
+// Story is the resolver for the story field.
+func (r *queryResolver) Story(ctx context.Context, id int64) (*db.Story, error) {
+	return r.story(ctx, id)
+}
+
 // Sources is the resolver for the sources field.
 func (r *queryResolver) Sources(ctx context.Context) (*model.Sources, error) {
 	out := &model.Sources{FirehosePanes: db.Panes}
@@ -221,6 +241,15 @@ func (r *queryResolver) Sources(ctx context.Context) (*model.Sources, error) {
 				return nil, err
 			}
 			out.CuratedSources = sources
+		case "delays":
+			if out.Delays != nil {
+				continue
+			}
+			delays, err := r.sourceDelays(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out.Delays = delays
 		case "coins":
 			if out.Coins != nil {
 				continue
@@ -307,8 +336,8 @@ func (r *queryResolver) Health(ctx context.Context) (*model.Health, error) {
 }
 
 // PostStream is the resolver for the postStream field.
-func (r *queryResolver) PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time, coins []string, q *string) (*model.PostStreamPage, error) {
-	f, err := postArgs{source: source, since: since, coins: coins, q: q}.filter()
+func (r *queryResolver) PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (*model.PostStreamPage, error) {
+	f, err := postArgs{source: source, since: since, coins: coins, q: q, collapse: collapse}.filter()
 	if err != nil {
 		return nil, err
 	}
@@ -316,17 +345,22 @@ func (r *queryResolver) PostStream(ctx context.Context, after *string, first *in
 }
 
 // FirehoseStream is the resolver for the firehoseStream field.
-func (r *queryResolver) FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) (*model.FirehoseStreamPage, error) {
-	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q}.filter()
+func (r *queryResolver) FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, collapse *model.Collapse) (*model.FirehoseStreamPage, error) {
+	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q, collapse: collapse}.filter()
 	if err != nil {
 		return nil, err
 	}
 	return r.firehoseStream(ctx, f, after, first)
 }
 
+// Items is the resolver for the items field.
+func (r *storyResolver) Items(ctx context.Context, obj *db.Story, first *int) ([]model.StoryItem, error) {
+	return r.storyItems(ctx, obj, first)
+}
+
 // PostAdded is the resolver for the postAdded field.
-func (r *subscriptionResolver) PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string) (<-chan *db.Post, error) {
-	f, err := postArgs{source: source, since: since, coins: coins, q: q}.filter()
+func (r *subscriptionResolver) PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (<-chan *db.Post, error) {
+	f, err := postArgs{source: source, since: since, coins: coins, q: q, collapse: collapse}.filter()
 	if err != nil {
 		return nil, err
 	}
@@ -334,8 +368,8 @@ func (r *subscriptionResolver) PostAdded(ctx context.Context, source *string, si
 }
 
 // FirehoseMessageAdded is the resolver for the firehoseMessageAdded field.
-func (r *subscriptionResolver) FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string) (<-chan *db.FirehoseMessage, error) {
-	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q}.filter()
+func (r *subscriptionResolver) FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (<-chan *db.FirehoseMessage, error) {
+	f, err := firehoseArgs{pane: pane, source: source, important: important, since: since, coins: coins, q: q, collapse: collapse}.filter()
 	if err != nil {
 		return nil, err
 	}
@@ -356,11 +390,19 @@ func (r *Resolver) EtfSummaryEntry() generated.EtfSummaryEntryResolver {
 	return &etfSummaryEntryResolver{r}
 }
 
+// FirehoseMessage returns generated.FirehoseMessageResolver implementation.
+func (r *Resolver) FirehoseMessage() generated.FirehoseMessageResolver {
+	return &firehoseMessageResolver{r}
+}
+
 // Post returns generated.PostResolver implementation.
 func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
+
+// Story returns generated.StoryResolver implementation.
+func (r *Resolver) Story() generated.StoryResolver { return &storyResolver{r} }
 
 // Subscription returns generated.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
@@ -370,7 +412,9 @@ type (
 	etfFlowResolver         struct{ *Resolver }
 	etfFundFlowResolver     struct{ *Resolver }
 	etfSummaryEntryResolver struct{ *Resolver }
+	firehoseMessageResolver struct{ *Resolver }
 	postResolver            struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
+	storyResolver           struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 )

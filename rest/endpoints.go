@@ -213,6 +213,9 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 	if err != nil {
 		return success{}, fmt.Errorf("%s: %w", ep.Query, err)
 	}
+	if rewrite := resultRewrites[ep.Path]; rewrite != nil {
+		res.data = rewrite(res.data)
+	}
 	return res, nil
 }
 

@@ -121,7 +121,7 @@ func TestParameters(t *testing.T) {
 		{"repeated limit", "/v1/posts?limit=10&limit=20", 400, "limit " + repeated},
 		{"repeated identical", "/v1/firehose?pane=news&pane=news", 400, "pane " + repeated},
 		{"repeated asset", "/v1/etf-flows?asset=BTC&asset=ETH", 400, "asset " + repeated},
-		{"unknown", "/v1/posts?limt=10", 400, unknownMsg + ` "limt": allowed are limit, cursor, source, since, coins, q, since_id, after, include_body, include_raw`},
+		{"unknown", "/v1/posts?limt=10", 400, unknownMsg + ` "limt": allowed are limit, cursor, source, since, coins, q, since_id, after, collapse, include_body, include_raw`},
 		{"unknown on briefs", "/v1/briefs?source=x", 400, unknownMsg + ` "source"`},
 		{"include_body on one post", "/v1/posts/1?include_body=false", 400, unknownMsg + ` "include_body"`},
 		{"unknown on brief", "/v1/briefs/1?x=1", 400, "takes no query parameters"},

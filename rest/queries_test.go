@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
+	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/graph/live"
 )
 
@@ -165,6 +166,9 @@ func TestFixedQueriesCostWellUnderTheBudget(t *testing.T) {
 				vars[v.Variable] = 100
 				if name == "etf_flows" || name == "etf_fund_flows" {
 					vars[v.Variable] = 500
+				}
+				if name == "stories" {
+					vars[v.Variable] = map[string]int{"first": contract.StoriesPageMax, "items": contract.StoryItemsMax}[v.Variable]
 				}
 			case "Boolean":
 				vars[v.Variable] = true

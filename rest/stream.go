@@ -89,7 +89,11 @@ func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reade
 		var ev bytes.Buffer
 		for _, e := range page.Page.Edges {
 			ev.WriteString("event: ")
-			ev.WriteString(ep.Event)
+			if updated(e.Node) {
+				ev.WriteString(updateEvent)
+			} else {
+				ev.WriteString(ep.Event)
+			}
 			ev.WriteString("\nid: ")
 			ev.WriteString(e.Position)
 			ev.WriteString("\ndata: ")
@@ -178,4 +182,18 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 		// stream goes on in this goroutine.
 		sse.ServeHere(s.live, w, rc, r, st)
 	}
+}
+
+// updateEvent names the event of an item sent again because an import
+// changed it (its updated_at is set): it comes at the item's new stream
+// position, once, in order with the new items.
+const updateEvent = "update"
+
+// updated reports whether an item of a stream (as the list shows it) has
+// been changed since it was first stored.
+func updated(node json.RawMessage) bool {
+	var item struct {
+		UpdatedAt *string `json:"updated_at"`
+	}
+	return json.Unmarshal(node, &item) == nil && item.UpdatedAt != nil
 }

@@ -96,6 +96,7 @@ func Import(ctx context.Context, bdb *bun.DB, kind Kind, r io.Reader, opts Optio
 			key:        func(p *db.Post) int64 { return p.ID },
 			sharedKeys: postSharedKeys,
 			registered: registeredPostKeys,
+			story:      postStory,
 		})
 	case KindBriefs:
 		return run(ctx, bdb, r, opts, resource[db.Brief, int64]{
@@ -111,6 +112,7 @@ func Import(ctx context.Context, bdb *bun.DB, kind Kind, r io.Reader, opts Optio
 			key:        func(m *db.FirehoseMessage) int64 { return m.ID },
 			sharedKeys: firehoseSharedKeys,
 			registered: registeredFirehoseKeys,
+			story:      firehoseStory,
 		})
 	case KindEtfFlows:
 		return run(ctx, bdb, r, opts, resource[db.EtfFlow, etfKey]{
@@ -154,6 +156,8 @@ type importer[T any, K comparable] struct {
 	rejects  []reject  // lines rejected since the last flush
 
 	registered keySet // shared keys committed, as far as this import knows
+
+	stories db.StoryAssigner // assigns the rows of posts and firehose messages to stories
 }
 
 // reject is a rejected line and why.
@@ -196,6 +200,12 @@ func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	// next starts the batch read so far beside prev, then settles prev.
 	next := func() error {
 		b := im.takeBatch()
+		if err := im.assignStories(ctx, b); err != nil {
+			if prev != nil {
+				_ = im.settle(prev)
+			}
+			return err
+		}
 		if prev != nil && im.res.conflicts != nil {
 			// The database check of b reads what prev writes.
 			if err := im.settle(prev); err != nil {
@@ -325,7 +335,8 @@ type batch[T any, K comparable] struct {
 	accepted int           // lines accepted, replaced ones included
 	rejects  []reject      // lines rejected while reading
 	late     []reject      // rows the database check refused (set by write)
-	written  chan struct{} // closed once its statement has run (or failed)
+	stories  *db.StoryPlan // the stories its rows join or start
+	written  chan struct{} // closed once its statements have run (or failed)
 	done     chan struct{}
 	err      error
 }
@@ -372,7 +383,35 @@ func (im *importer[T, K]) canOverlap(prev, b *batch[T, K]) bool {
 			return false
 		}
 	}
+	// A story both write: b's statement waits for prev's row of it.
+	if ps := prev.stories.Stories(); len(ps) > 0 {
+		for _, id := range b.stories.Stories() {
+			if slices.Contains(ps, id) {
+				return false
+			}
+		}
+	}
 	return true
+}
+
+// assignStories sets the story of each row of b (posts and firehose
+// messages) in the order the lines were read: the assigner knows the
+// stories of the batches before b even while they are being written. The
+// stories are written with b's rows (write).
+func (im *importer[T, K]) assignStories(ctx context.Context, b *batch[T, K]) error {
+	if im.res.story == nil || len(b.rows) == 0 {
+		return nil
+	}
+	items := make([]db.StoryItem, len(b.rows))
+	for i := range b.rows {
+		items[i] = im.res.story(&b.rows[i])
+	}
+	plan, err := im.stories.Assign(ctx, db.SQLQuerier{DB: im.bdb.DB}, items)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", im.res.kind, err)
+	}
+	b.stories = plan
+	return nil
 }
 
 // start writes b in its own transaction on a goroutine of its own; with
@@ -391,6 +430,9 @@ func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K], afte
 // (import --follow: each line committed before the next is awaited).
 func (im *importer[T, K]) flush(ctx context.Context) error {
 	b := im.takeBatch()
+	if err := im.assignStories(ctx, b); err != nil {
+		return err
+	}
 	im.start(ctx, b, nil, false)
 	return im.settle(b)
 }
@@ -430,6 +472,9 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K], afte
 			}
 		}
 		err := upsert(ctx, tx, rows)
+		if err == nil {
+			err = b.stories.Write(ctx, db.SQLQuerier{DB: tx.Tx})
+		}
 		wrote()
 		if err != nil {
 			return err

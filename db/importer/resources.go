@@ -51,6 +51,32 @@ type resource[T any, K comparable] struct {
 	// holds.
 	sharedKeys func(row *T, add func(string))
 	registered func(ctx context.Context, idb bun.IDB) (keySet, error)
+	// story, when set, is the row as the story assigner reads it; the
+	// assigner sets the row's story through it.
+	story func(row *T) db.StoryItem
+}
+
+// postStory and firehoseStory give the story assigner a row's text.
+func postStory(p *db.Post) db.StoryItem {
+	if p.StoryID == nil {
+		p.StoryID = new(int64)
+	}
+	return db.StoryItem{Kind: db.KindPost, ID: p.ID, CreatedAt: p.CreatedAt, Body: p.Body,
+		Source: p.Source, Coins: p.Coins, Story: p.StoryID}
+}
+
+func firehoseStory(m *db.FirehoseMessage) db.StoryItem {
+	if m.StoryID == nil {
+		m.StoryID = new(int64)
+	}
+	deref := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	return db.StoryItem{Kind: db.KindFirehose, ID: m.ID, CreatedAt: m.CreatedAt, Title: deref(m.Title),
+		Body: deref(m.Body), Source: m.Source, Pane: string(m.Pane), Coins: m.Coins, Story: m.StoryID}
 }
 
 // Each validator reads the fields in the order of the resource's REST form,

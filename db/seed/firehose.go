@@ -109,7 +109,7 @@ var paneProfile = map[db.Pane]struct{ share, summary, important float64 }{
 }
 
 var firehoseColumns = []string{"id", "pane", "source", "source_name", "name", "username", "title", "body",
-	"summary_ai", "important", "url", "original_source_url", "created_at", "coins"}
+	"summary_ai", "important", "url", "original_source_url", "created_at", "coins", "story_id"}
 
 // fhGen streams firehose messages in id order; it implements
 // pgx.CopyFromSource.
@@ -126,6 +126,8 @@ type fhGen struct {
 	progress *progress
 	row      []any
 	err      error
+	recent   recentStories
+	stories  *storyTracker // nil: the writer assigns stories (Live)
 }
 
 // rareSlot places one row of a rare source at a fixed position.
@@ -140,6 +142,7 @@ func newFirehoseGen(ctx context.Context, seed uint64, nr *newsroom, start, until
 		n:        n,
 		progress: p,
 		row:      make([]any, len(firehoseColumns)),
+		recent:   newRecentStories(seed, streamFirehose),
 	}
 	var shares []float64
 	for _, pane := range []db.Pane{db.PaneNews, db.PaneCrypto, db.PaneWire, db.PaneBlogs, db.PaneTwitter, db.PaneIansintel} {
@@ -251,7 +254,14 @@ func (g *fhGen) generateAt(id int64, si int, t time.Time) {
 		m.summary = m.body
 		weight = 0.4
 	default:
+		// The story is drawn even when an earlier one is retold instead,
+		// so that the random stream, and every other row, stays the same.
 		s := g.nr.story(r, t, src.mix.pick(r), src.focus)
+		if old, retold := g.recent.pick(t); retold {
+			s = old
+		} else {
+			g.recent.add(s, t)
+		}
 		weight = s.weight
 		m.summary = s.summary
 		switch src.format {
@@ -308,6 +318,10 @@ func (g *fhGen) generateAt(id int64, si int, t time.Time) {
 	g.row[11] = nullable(m.orig)
 	g.row[12] = t
 	g.row[13] = tickers(m.title, m.body, m.summary)
+	g.row[14] = nil
+	if g.stories != nil {
+		g.row[14] = g.stories.assign(id, t, m.title, m.body)
+	}
 }
 
 // renderTweet writes an account's tweet for the story and the link it

@@ -7,11 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
+
+	"github.com/feedapi/feedapi/db"
 )
 
 // streamLive picks the random stream of the live publisher's stories.
@@ -58,6 +61,8 @@ type Live struct {
 	fh    *fhGen
 	msgID map[string]int64 // last Telegram message id per curated source
 	last  time.Time        // created_at of the newest item written
+
+	stories db.StoryAssigner
 }
 
 // NewLive returns a publisher writing into bdb.
@@ -140,16 +145,32 @@ func (l *Live) Publish(ctx context.Context) (Round, error) {
 			fhTimes := l.times(now, nFh)
 			round.PostIDs = ids(maxPost, nPosts)
 			round.FirehoseIDs = ids(maxFh, nFh)
-			if _, err := writePosts(ctx, tx, &genRows{n: nPosts, row: l.posts.row, gen: func(i int) {
+			posts := make([][]any, nPosts)
+			for i := range posts {
 				l.posts.until = postTimes[i].Add(10 * time.Minute) // views of a post ten minutes old
 				l.posts.generateAt(round.PostIDs[i], postTimes[i])
-			}}); err != nil {
+				posts[i] = slices.Clone(l.posts.row)
+			}
+			msgs := make([][]any, nFh)
+			for i := range msgs {
+				l.fh.generateAt(round.FirehoseIDs[i], -1, fhTimes[i])
+				msgs[i] = slices.Clone(l.fh.row)
+			}
+			q := db.PgxQuerier{Tx: tx}
+			plan, err := l.stories.Assign(ctx, q, append(postItems(posts), firehoseItems(msgs)...))
+			if err != nil {
+				return fmt.Errorf("live: %w", err)
+			}
+			if _, err := writePosts(ctx, tx, pgx.CopyFromRows(posts)); err != nil {
 				return err
 			}
-			_, err := writeFirehose(ctx, tx, &genRows{n: nFh, row: l.fh.row, gen: func(i int) {
-				l.fh.generateAt(round.FirehoseIDs[i], -1, fhTimes[i])
-			}})
-			return err
+			if _, err := writeFirehose(ctx, tx, pgx.CopyFromRows(msgs)); err != nil {
+				return err
+			}
+			if err := plan.Write(ctx, q); err != nil {
+				return fmt.Errorf("live: %w", err)
+			}
+			return nil
 		})
 	})
 	if err != nil {
@@ -241,6 +262,35 @@ func ids(max int64, n int) []int64 {
 		out[i] = max + int64(i) + 1
 	}
 	return out
+}
+
+// postItems and firehoseItems give the story assigner the generated rows
+// (postColumns, firehoseColumns); it writes each row's story_id.
+func postItems(rows [][]any) []db.StoryItem {
+	items := make([]db.StoryItem, len(rows))
+	for i, row := range rows {
+		id := new(int64)
+		row[9] = id
+		items[i] = db.StoryItem{Kind: db.KindPost, ID: row[0].(int64), CreatedAt: row[7].(time.Time),
+			Body: row[3].(string), Source: row[1].(string), Coins: row[8].([]string), Story: id}
+	}
+	return items
+}
+
+func firehoseItems(rows [][]any) []db.StoryItem {
+	text := func(v any) string {
+		s, _ := v.(string)
+		return s
+	}
+	items := make([]db.StoryItem, len(rows))
+	for i, row := range rows {
+		id := new(int64)
+		row[14] = id
+		items[i] = db.StoryItem{Kind: db.KindFirehose, ID: row[0].(int64), CreatedAt: row[12].(time.Time),
+			Title: text(row[6]), Body: text(row[7]), Source: row[2].(string), Pane: row[1].(string),
+			Coins: row[13].([]string), Story: id}
+	}
+	return items
 }
 
 // genRows is a pgx.CopyFromSource of n rows, each written into row by gen.

@@ -160,9 +160,11 @@ type postGen struct {
 	progress *progress
 	row      []any
 	err      error
+	recent   recentStories
+	stories  *storyTracker // nil: the writer assigns stories (Live)
 }
 
-var postColumns = []string{"id", "source", "username", "body", "url", "original_source_url", "raw", "created_at", "coins"}
+var postColumns = []string{"id", "source", "username", "body", "url", "original_source_url", "raw", "created_at", "coins", "story_id"}
 
 func newPostGen(ctx context.Context, seed uint64, nr *newsroom, start, until time.Time, n int, weeks *weekStats, p *progress) *postGen {
 	g := &postGen{
@@ -176,6 +178,7 @@ func newPostGen(ctx context.Context, seed uint64, nr *newsroom, start, until tim
 		weeks:    weeks,
 		progress: p,
 		row:      make([]any, len(postColumns)),
+		recent:   newRecentStories(seed, streamPosts),
 	}
 	ws := make([]float64, len(curatedSources))
 	for i := range curatedSources {
@@ -219,7 +222,14 @@ func (g *postGen) generateAt(id int64, t time.Time) {
 	r := g.r
 	si := g.srcW.pick(r)
 	src := &curatedSources[si]
+	// The story is drawn even when an earlier one is retold instead, so
+	// that the random stream, and every other row, stays the same.
 	s := g.nr.story(r, t, src.mix.pick(r), src.focus)
+	if old, retold := g.recent.pick(t); retold {
+		s = old
+	} else {
+		g.recent.add(s, t)
+	}
 
 	g.msgID[si] += 1
 	if chance(r, 0.03) { // deleted posts and service messages leave gaps
@@ -267,6 +277,10 @@ func (g *postGen) generateAt(id int64, t time.Time) {
 	g.row[6] = raw
 	g.row[7] = t
 	g.row[8] = tickers(body)
+	g.row[9] = nil
+	if g.stories != nil {
+		g.row[9] = g.stories.assign(id, t, "", body)
+	}
 	g.weeks.add(t, src.label, &s, permalink, r)
 }
 

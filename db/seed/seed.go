@@ -22,6 +22,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
+
+	"github.com/feedapi/feedapi/db"
 )
 
 // Options sizes the generated data set. Zero values take the defaults.
@@ -65,6 +67,9 @@ const (
 
 // feedTables are the tables Run fills, in the order they are checked.
 var feedTables = []string{"posts", "briefs", "firehose_messages", "etf_flows", "etf_fund_flows", "etf_funds"}
+
+// storyTables are emptied with the feed tables on a reset.
+var storyTables = []string{"stories", "story_members", "story_bands"}
 
 // nonEmptyQuery reports, per feed table, whether it has a row.
 const nonEmptyQuery = `SELECT EXISTS (SELECT 1 FROM posts), EXISTS (SELECT 1 FROM briefs),
@@ -219,7 +224,7 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 		if !p.opts.Reset {
 			return fmt.Errorf("seed: %w (%s not empty)", ErrNotEmpty, strings.Join(full, ", "))
 		}
-		if _, err := tx.Exec(ctx, "TRUNCATE "+strings.Join(feedTables, ", ")); err != nil {
+		if _, err := tx.Exec(ctx, "TRUNCATE "+strings.Join(append(slices.Clone(feedTables), storyTables...), ", ")); err != nil {
 			return fmt.Errorf("seed: truncate: %w", err)
 		}
 		fmt.Fprintf(progress, "reset: emptied %s\n", strings.Join(feedTables, ", "))
@@ -231,19 +236,26 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	tx.Conn().TypeMap().RegisterType(assetType)
 
 	o := p.opts
-	n, err := writePosts(ctx, tx,
-		newPostGen(ctx, p.seed, p.newsroom, p.postsStart, o.Until, o.Posts, p.weeks, newProgress(progress, "posts", o.Posts)))
+	pg := newPostGen(ctx, p.seed, p.newsroom, p.postsStart, o.Until, o.Posts, p.weeks, newProgress(progress, "posts", o.Posts))
+	pg.stories = newStoryTracker(db.KindPost, 1, o.Until)
+	n, err := writePosts(ctx, tx, pg)
 	if err != nil {
 		return err
 	}
 	stats.Posts = int(n)
 
-	n, err = writeFirehose(ctx, tx,
-		newFirehoseGen(ctx, p.seed, p.newsroom, p.firehoseStart, o.Until, o.Firehose, newProgress(progress, "firehose", o.Firehose)))
+	fg := newFirehoseGen(ctx, p.seed, p.newsroom, p.firehoseStart, o.Until, o.Firehose, newProgress(progress, "firehose", o.Firehose))
+	fg.stories = newStoryTracker(db.KindFirehose, pg.stories.x.Next(), o.Until)
+	n, err = writeFirehose(ctx, tx, fg)
 	if err != nil {
 		return err
 	}
 	stats.Firehose = int(n)
+	start := time.Now()
+	if err := writeStoryIndex(ctx, tx, fg.stories.x.Next(), pg.stories, fg.stories); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "stories: %d in %s\n", fg.stories.x.Next()-1, time.Since(start).Round(100*time.Millisecond))
 
 	briefs := buildBriefs(p.seed, p.weeks, p.market, p.etf, o.Until)
 	n, err = tx.CopyFrom(ctx, pgx.Identifier{"briefs"}, briefColumns, pgx.CopyFromRows(briefRows(briefs)))
@@ -275,8 +287,8 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("seed: commit: %w", err)
 	}
-	start := time.Now()
-	if _, err := pc.Exec(ctx, "ANALYZE "+strings.Join(feedTables, ", ")); err != nil {
+	start = time.Now()
+	if _, err := pc.Exec(ctx, "ANALYZE "+strings.Join(append(slices.Clone(feedTables), storyTables...), ", ")); err != nil {
 		return fmt.Errorf("seed: analyze: %w", err)
 	}
 	fmt.Fprintf(progress, "analyze: done in %s\n", time.Since(start).Round(time.Millisecond))

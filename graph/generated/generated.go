@@ -39,8 +39,10 @@ type ResolverRoot interface {
 	EtfFlow() EtfFlowResolver
 	EtfFundFlow() EtfFundFlowResolver
 	EtfSummaryEntry() EtfSummaryEntryResolver
+	FirehoseMessage() FirehoseMessageResolver
 	Post() PostResolver
 	Query() QueryResolver
+	Story() StoryResolver
 	Subscription() SubscriptionResolver
 }
 
@@ -190,12 +192,16 @@ type ComplexityRoot struct {
 		Name              func(childComplexity int) int
 		OriginalSourceURL func(childComplexity int) int
 		Pane              func(childComplexity int) int
+		ReceivedAt        func(childComplexity int) int
 		Source            func(childComplexity int) int
 		SourceName        func(childComplexity int) int
+		Story             func(childComplexity int) int
 		SummaryAI         func(childComplexity int) int
 		Title             func(childComplexity int) int
 		UID               func(childComplexity int) int
 		URL               func(childComplexity int) int
+		Updated           func(childComplexity int) int
+		UpdatedAt         func(childComplexity int) int
 		Username          func(childComplexity int) int
 	}
 
@@ -235,9 +241,13 @@ type ComplexityRoot struct {
 		ID                func(childComplexity int) int
 		OriginalSourceURL func(childComplexity int) int
 		Raw               func(childComplexity int) int
+		ReceivedAt        func(childComplexity int) int
 		Source            func(childComplexity int) int
+		Story             func(childComplexity int) int
 		UID               func(childComplexity int) int
 		URL               func(childComplexity int) int
+		Updated           func(childComplexity int) int
+		UpdatedAt         func(childComplexity int) int
 		Username          func(childComplexity int) int
 	}
 
@@ -274,26 +284,61 @@ type ComplexityRoot struct {
 		EtfFundFlows       func(childComplexity int, assets []db.Asset, funds []string, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) int
 		EtfFunds           func(childComplexity int, assets []db.Asset) int
 		EtfSummary         func(childComplexity int, assets []db.Asset) int
-		Firehose           func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
-		FirehoseStream     func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) int
+		Firehose           func(childComplexity int, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string, collapse *model.Collapse) int
+		FirehoseStream     func(childComplexity int, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, collapse *model.Collapse) int
 		Health             func(childComplexity int) int
 		Post               func(childComplexity int, id int64) int
-		PostStream         func(childComplexity int, after *string, first *int, source *string, since *time.Time, coins []string, q *string) int
-		Posts              func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) int
+		PostStream         func(childComplexity int, after *string, first *int, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) int
+		Posts              func(childComplexity int, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string, collapse *model.Collapse) int
 		Sources            func(childComplexity int) int
+		Stories            func(childComplexity int, first *int, after *string, coins []string, q *string, pane *db.Pane, since *time.Time) int
+		Story              func(childComplexity int, id int64) int
+	}
+
+	SourceDelay struct {
+		Feed     func(childComplexity int) int
+		Items    func(childComplexity int) int
+		MedianMs func(childComplexity int) int
+		P95Ms    func(childComplexity int) int
+		Source   func(childComplexity int) int
 	}
 
 	Sources struct {
 		Coins          func(childComplexity int) int
 		CuratedSources func(childComplexity int) int
+		Delays         func(childComplexity int) int
 		EtfAssets      func(childComplexity int) int
 		EtfFunds       func(childComplexity int) int
 		FirehosePanes  func(childComplexity int) int
 	}
 
+	Story struct {
+		Coins       func(childComplexity int) int
+		FirstSeenAt func(childComplexity int) int
+		Headline    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Items       func(childComplexity int, first *int) int
+		LastSeenAt  func(childComplexity int) int
+		Panes       func(childComplexity int) int
+		Size        func(childComplexity int) int
+		Sources     func(childComplexity int) int
+		UID         func(childComplexity int) int
+	}
+
+	StoryConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	StoryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Subscription struct {
-		FirehoseMessageAdded func(childComplexity int, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string) int
-		PostAdded            func(childComplexity int, source *string, since *time.Time, coins []string, q *string) int
+		FirehoseMessageAdded func(childComplexity int, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) int
+		PostAdded            func(childComplexity int, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) int
 	}
 }
 
@@ -314,15 +359,21 @@ type EtfSummaryEntryResolver interface {
 	Holdings(ctx context.Context, obj *db.EtfSummaryEntry) (*db.CoinAmount, error)
 	TopFunds(ctx context.Context, obj *db.EtfSummaryEntry, first *int) ([]db.EtfFundPeriod, error)
 }
+type FirehoseMessageResolver interface {
+	Story(ctx context.Context, obj *db.FirehoseMessage) (*db.Story, error)
+}
 type PostResolver interface {
 	Brief(ctx context.Context, obj *db.Post) (*db.Brief, error)
+	Story(ctx context.Context, obj *db.Post) (*db.Story, error)
 }
 type QueryResolver interface {
-	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.PostConnection, error)
+	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string, collapse *model.Collapse) (*model.PostConnection, error)
 	Post(ctx context.Context, id int64) (*db.Post, error)
 	Briefs(ctx context.Context, first *int, after *string, last *int, before *string, from *time.Time) (*model.BriefConnection, error)
 	Brief(ctx context.Context, id int64) (*db.Brief, error)
-	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.FirehoseConnection, error)
+	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string, collapse *model.Collapse) (*model.FirehoseConnection, error)
+	Stories(ctx context.Context, first *int, after *string, coins []string, q *string, pane *db.Pane, since *time.Time) (*model.StoryConnection, error)
+	Story(ctx context.Context, id int64) (*db.Story, error)
 	Sources(ctx context.Context) (*model.Sources, error)
 	EtfFlows(ctx context.Context, assets []db.Asset, from *time.Time, to *time.Time, first *int) ([]db.EtfFlow, error)
 	EtfFlowsLatest(ctx context.Context, assets []db.Asset) ([]db.EtfFlow, error)
@@ -331,12 +382,15 @@ type QueryResolver interface {
 	EtfFunds(ctx context.Context, assets []db.Asset) ([]db.EtfFund, error)
 	EtfFundFlows(ctx context.Context, assets []db.Asset, funds []string, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) (*model.EtfFundFlowConnection, error)
 	Health(ctx context.Context) (*model.Health, error)
-	PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time, coins []string, q *string) (*model.PostStreamPage, error)
-	FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string) (*model.FirehoseStreamPage, error)
+	PostStream(ctx context.Context, after *string, first *int, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (*model.PostStreamPage, error)
+	FirehoseStream(ctx context.Context, after *string, first *int, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, collapse *model.Collapse) (*model.FirehoseStreamPage, error)
+}
+type StoryResolver interface {
+	Items(ctx context.Context, obj *db.Story, first *int) ([]model.StoryItem, error)
 }
 type SubscriptionResolver interface {
-	PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string) (<-chan *db.Post, error)
-	FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string) (<-chan *db.FirehoseMessage, error)
+	PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (<-chan *db.Post, error)
+	FirehoseMessageAdded(ctx context.Context, pane *db.Pane, important *bool, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (<-chan *db.FirehoseMessage, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -924,6 +978,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseMessage.Pane(childComplexity), true
+	case "FirehoseMessage.receivedAt":
+		if e.ComplexityRoot.FirehoseMessage.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseMessage.ReceivedAt(childComplexity), true
 	case "FirehoseMessage.source":
 		if e.ComplexityRoot.FirehoseMessage.Source == nil {
 			break
@@ -936,6 +996,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseMessage.SourceName(childComplexity), true
+	case "FirehoseMessage.story":
+		if e.ComplexityRoot.FirehoseMessage.Story == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseMessage.Story(childComplexity), true
 	case "FirehoseMessage.summaryAi":
 		if e.ComplexityRoot.FirehoseMessage.SummaryAI == nil {
 			break
@@ -960,6 +1026,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseMessage.URL(childComplexity), true
+	case "FirehoseMessage.updated":
+		if e.ComplexityRoot.FirehoseMessage.Updated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseMessage.Updated(childComplexity), true
+	case "FirehoseMessage.updatedAt":
+		if e.ComplexityRoot.FirehoseMessage.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseMessage.UpdatedAt(childComplexity), true
 	case "FirehoseMessage.username":
 		if e.ComplexityRoot.FirehoseMessage.Username == nil {
 			break
@@ -1109,12 +1187,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Raw(childComplexity), true
+	case "Post.receivedAt":
+		if e.ComplexityRoot.Post.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ReceivedAt(childComplexity), true
 	case "Post.source":
 		if e.ComplexityRoot.Post.Source == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.Source(childComplexity), true
+	case "Post.story":
+		if e.ComplexityRoot.Post.Story == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Story(childComplexity), true
 	case "Post.uid":
 		if e.ComplexityRoot.Post.UID == nil {
 			break
@@ -1127,6 +1217,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.URL(childComplexity), true
+	case "Post.updated":
+		if e.ComplexityRoot.Post.Updated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Updated(childComplexity), true
+	case "Post.updatedAt":
+		if e.ComplexityRoot.Post.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.UpdatedAt(childComplexity), true
 	case "Post.username":
 		if e.ComplexityRoot.Post.Username == nil {
 			break
@@ -1308,7 +1410,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64), args["afterPosition"].(*string)), true
+		return e.ComplexityRoot.Query.Firehose(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64), args["afterPosition"].(*string), args["collapse"].(*model.Collapse)), true
 	case "Query.firehoseStream":
 		if e.ComplexityRoot.Query.FirehoseStream == nil {
 			break
@@ -1319,7 +1421,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.FirehoseStream(childComplexity, args["after"].(*string), args["first"].(*int), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
+		return e.ComplexityRoot.Query.FirehoseStream(childComplexity, args["after"].(*string), args["first"].(*int), args["pane"].(*db.Pane), args["source"].(*string), args["important"].(*bool), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["collapse"].(*model.Collapse)), true
 	case "Query.health":
 		if e.ComplexityRoot.Query.Health == nil {
 			break
@@ -1348,7 +1450,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PostStream(childComplexity, args["after"].(*string), args["first"].(*int), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
+		return e.ComplexityRoot.Query.PostStream(childComplexity, args["after"].(*string), args["first"].(*int), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["collapse"].(*model.Collapse)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -1359,13 +1461,66 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64), args["afterPosition"].(*string)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["sinceId"].(*int64), args["afterPosition"].(*string), args["collapse"].(*model.Collapse)), true
 	case "Query.sources":
 		if e.ComplexityRoot.Query.Sources == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Sources(childComplexity), true
+	case "Query.stories":
+		if e.ComplexityRoot.Query.Stories == nil {
+			break
+		}
+
+		args, err := ec.field_Query_stories_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Stories(childComplexity, args["first"].(*int), args["after"].(*string), args["coins"].([]string), args["q"].(*string), args["pane"].(*db.Pane), args["since"].(*time.Time)), true
+	case "Query.story":
+		if e.ComplexityRoot.Query.Story == nil {
+			break
+		}
+
+		args, err := ec.field_Query_story_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Story(childComplexity, args["id"].(int64)), true
+
+	case "SourceDelay.feed":
+		if e.ComplexityRoot.SourceDelay.Feed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDelay.Feed(childComplexity), true
+	case "SourceDelay.items":
+		if e.ComplexityRoot.SourceDelay.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDelay.Items(childComplexity), true
+	case "SourceDelay.medianMs":
+		if e.ComplexityRoot.SourceDelay.MedianMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDelay.MedianMs(childComplexity), true
+	case "SourceDelay.p95Ms":
+		if e.ComplexityRoot.SourceDelay.P95Ms == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDelay.P95Ms(childComplexity), true
+	case "SourceDelay.source":
+		if e.ComplexityRoot.SourceDelay.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDelay.Source(childComplexity), true
 
 	case "Sources.coins":
 		if e.ComplexityRoot.Sources.Coins == nil {
@@ -1379,6 +1534,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sources.CuratedSources(childComplexity), true
+	case "Sources.delays":
+		if e.ComplexityRoot.Sources.Delays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sources.Delays(childComplexity), true
 	case "Sources.etfAssets":
 		if e.ComplexityRoot.Sources.EtfAssets == nil {
 			break
@@ -1398,6 +1559,104 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Sources.FirehosePanes(childComplexity), true
 
+	case "Story.coins":
+		if e.ComplexityRoot.Story.Coins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.Coins(childComplexity), true
+	case "Story.firstSeenAt":
+		if e.ComplexityRoot.Story.FirstSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.FirstSeenAt(childComplexity), true
+	case "Story.headline":
+		if e.ComplexityRoot.Story.Headline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.Headline(childComplexity), true
+	case "Story.id":
+		if e.ComplexityRoot.Story.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.ID(childComplexity), true
+	case "Story.items":
+		if e.ComplexityRoot.Story.Items == nil {
+			break
+		}
+
+		args, err := ec.field_Story_items_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Story.Items(childComplexity, args["first"].(*int)), true
+	case "Story.lastSeenAt":
+		if e.ComplexityRoot.Story.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.LastSeenAt(childComplexity), true
+	case "Story.panes":
+		if e.ComplexityRoot.Story.Panes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.Panes(childComplexity), true
+	case "Story.size":
+		if e.ComplexityRoot.Story.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.Size(childComplexity), true
+	case "Story.sources":
+		if e.ComplexityRoot.Story.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.Sources(childComplexity), true
+	case "Story.uid":
+		if e.ComplexityRoot.Story.UID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Story.UID(childComplexity), true
+
+	case "StoryConnection.edges":
+		if e.ComplexityRoot.StoryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryConnection.Edges(childComplexity), true
+	case "StoryConnection.nodes":
+		if e.ComplexityRoot.StoryConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryConnection.Nodes(childComplexity), true
+	case "StoryConnection.pageInfo":
+		if e.ComplexityRoot.StoryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryConnection.PageInfo(childComplexity), true
+
+	case "StoryEdge.cursor":
+		if e.ComplexityRoot.StoryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryEdge.Cursor(childComplexity), true
+	case "StoryEdge.node":
+		if e.ComplexityRoot.StoryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryEdge.Node(childComplexity), true
+
 	case "Subscription.firehoseMessageAdded":
 		if e.ComplexityRoot.Subscription.FirehoseMessageAdded == nil {
 			break
@@ -1408,7 +1667,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.FirehoseMessageAdded(childComplexity, args["pane"].(*db.Pane), args["important"].(*bool), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
+		return e.ComplexityRoot.Subscription.FirehoseMessageAdded(childComplexity, args["pane"].(*db.Pane), args["important"].(*bool), args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["collapse"].(*model.Collapse)), true
 	case "Subscription.postAdded":
 		if e.ComplexityRoot.Subscription.PostAdded == nil {
 			break
@@ -1419,7 +1678,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.PostAdded(childComplexity, args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string)), true
+		return e.ComplexityRoot.Subscription.PostAdded(childComplexity, args["source"].(*string), args["since"].(*time.Time), args["coins"].([]string), args["q"].(*string), args["collapse"].(*model.Collapse)), true
 
 	}
 	return 0, false
@@ -1647,6 +1906,13 @@ type Query {
     and none skipped, whatever their ids and however writers interleave.
     """
     afterPosition: String
+    """
+    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
+    items the other filters keep, so that an event told by many sources
+    shows once. Exact across pages: a walk over every page never shows a
+    second item of a story and never skips one.
+    """
+    collapse: Collapse
   ): PostConnection!
 
   "One curated post; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
@@ -1718,7 +1984,44 @@ type Query {
     and none skipped, whatever their ids and however writers interleave.
     """
     afterPosition: String
+    """
+    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
+    items the other filters keep, so that an event told by many sources
+    shows once. Exact across pages: a walk over every page never shows a
+    second item of a story and never skips one.
+    """
+    collapse: Collapse
   ): FirehoseConnection!
+
+  """
+  Stories: items of several sources telling the same event (the same news
+  reworded, within 48 hours of the story's first item), newest first by
+  their latest item. Pages forward only: ` + "`" + `first` + "`" + ` (1 to 100, default 20) and
+  ` + "`" + `after` + "`" + ` (the ` + "`" + `endCursor` + "`" + ` of the page before).
+  """
+  stories(
+    "Page size, 1 to 100 (default 20)."
+    first: Int
+    "Cursor of the edge after which the page starts (older stories)."
+    after: String
+    """
+    Only stories about any of these coins (the union of their items'
+    coins): tickers such as ` + "`" + `BTC` + "`" + `, in any letter case, at most 20.
+    """
+    coins: [String!]
+    """
+    Full-text search of the headline (PostgreSQL ` + "`" + `websearch_to_tsquery` + "`" + `,
+    English stemming). 1 to 256 bytes, not blank.
+    """
+    q: String
+    "Only stories with an item in this pane."
+    pane: Pane
+    "Only stories whose latest item was created at or after this instant."
+    since: DateTime
+  ): StoryConnection!
+
+  "One story with its items; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
+  story("Numeric id of the story." id: Int64!): Story
 
   "The valid values of the filters."
   sources: Sources!
@@ -1847,6 +2150,12 @@ type Query {
     words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
     """
     q: String
+    """
+    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
+    items the other filters keep; a later item of a story already read is
+    not read.
+    """
+    collapse: Collapse
   ): PostStreamPage!
 
   """
@@ -1878,6 +2187,12 @@ type Query {
     words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
     """
     q: String
+    """
+    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
+    items the other filters keep; a later item of a story already read is
+    not read.
+    """
+    collapse: Collapse
   ): FirehoseStreamPage!
 }
 
@@ -1909,6 +2224,12 @@ type Subscription {
     words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
     """
     q: String
+    """
+    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
+    items the other filters keep; a later item of a story already sent is
+    not sent.
+    """
+    collapse: Collapse
   ): Post!
   """
   Each new firehose message. Takes the filters of ` + "`" + `firehose` + "`" + `; with ` + "`" + `since` + "`" + `,
@@ -1935,6 +2256,12 @@ type Subscription {
     words and ` + "`" + `or` + "`" + `. 1 to 256 bytes, not blank.
     """
     q: String
+    """
+    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
+    items the other filters keep; a later item of a story already sent is
+    not sent.
+    """
+    collapse: Collapse
   ): FirehoseMessage!
 }
 
@@ -2005,6 +2332,25 @@ type Post {
   coins: [String!]!
   "The weekly brief whose week holds this post, if it has been published."
   brief: Brief
+  """
+  The story the item belongs to: the items of other sources telling the
+  same event. Null only for items stored before stories were kept.
+  """
+  story: Story
+  """
+  When feedapi stored the item: the database's clock when the row was
+  written. ` + "`" + `receivedAt` + "`" + ` minus ` + "`" + `createdAt` + "`" + ` is how late the source delivered
+  it. Null for items stored before arrival times were kept.
+  """
+  receivedAt: DateTime
+  "When an import last changed what the item says; null when never."
+  updatedAt: DateTime
+  """
+  Whether the item has been changed since it was first stored. Streams and
+  subscriptions deliver an item again when it changes: this field (and
+  ` + "`" + `updatedAt` + "`" + `) tells such a delivery from a new item.
+  """
+  updated: Boolean!
 }
 
 "A weekly digest of the curated feed, in Markdown."
@@ -2072,6 +2418,95 @@ type FirehoseMessage {
   createdAt: DateTime!
   "Tickers of the coins the message is about (cashtags and the names of the most traded assets), sorted; empty when none."
   coins: [String!]!
+  """
+  The story the item belongs to: the items of other sources telling the
+  same event. Null only for items stored before stories were kept.
+  """
+  story: Story
+  """
+  When feedapi stored the item: the database's clock when the row was
+  written. ` + "`" + `receivedAt` + "`" + ` minus ` + "`" + `createdAt` + "`" + ` is how late the source delivered
+  it. Null for items stored before arrival times were kept.
+  """
+  receivedAt: DateTime
+  "When an import last changed what the item says; null when never."
+  updatedAt: DateTime
+  """
+  Whether the item has been changed since it was first stored. Streams and
+  subscriptions deliver an item again when it changes: this field (and
+  ` + "`" + `updatedAt` + "`" + `) tells such a delivery from a new item.
+  """
+  updated: Boolean!
+}
+
+"How items of several collapse into one."
+enum Collapse {
+  "One item per story: the first of its items the filters keep."
+  story
+}
+
+"""
+A story: the items of several sources (wire, news sites, accounts) that
+tell the same event, the same news reworded, found by comparing their
+normalized words (MinHash over word shingles, then the shingles, figures
+and coins themselves) within 48 hours of the story's first item.
+"""
+type Story {
+  "Stable identifier, ` + "`" + `st_<id>` + "`" + `."
+  uid: String!
+  "Numeric id."
+  id: Int64!
+  "The first item's title, or the first line of its body."
+  headline: String!
+  "Creation time of the story's first item."
+  firstSeenAt: DateTime!
+  "Creation time of the story's latest item."
+  lastSeenAt: DateTime!
+  "Number of items, as of this answer."
+  size: Int!
+  "The distinct source labels of its items, sorted."
+  sources: [String!]!
+  "The union of its items' coins, sorted."
+  coins: [String!]!
+  "The panes of its firehose messages, sorted."
+  panes: [Pane!]!
+  "Its items, oldest first; at most ` + "`" + `first` + "`" + ` of them (1 to 100) when given."
+  items("At most this many items, 1 to 100; all when absent." first: Int): [StoryItem!]!
+}
+
+"An item of a story: a curated post or a firehose message."
+union StoryItem = Post | FirehoseMessage
+
+"A page of stories."
+type StoryConnection {
+  "The stories of the page with their cursors."
+  edges: [StoryEdge!]!
+  "The stories of the page."
+  nodes: [Story!]!
+  "Where the page is in the list; pages go forward only."
+  pageInfo: PageInfo!
+}
+
+"A story and its cursor."
+type StoryEdge {
+  "Cursor of this story, valid as ` + "`" + `after` + "`" + ` of ` + "`" + `stories` + "`" + `."
+  cursor: String!
+  "The story."
+  node: Story!
+}
+
+"How late a source's items arrive."
+type SourceDelay {
+  "` + "`" + `posts` + "`" + ` or ` + "`" + `firehose` + "`" + `."
+  feed: String!
+  "The source label."
+  source: String!
+  "Items of the source received in the last 24 hours."
+  items: Int!
+  "Median of ` + "`" + `receivedAt` + "`" + ` minus ` + "`" + `createdAt` + "`" + ` over those items, in milliseconds."
+  medianMs: Int64!
+  "95th percentile of ` + "`" + `receivedAt` + "`" + ` minus ` + "`" + `createdAt` + "`" + ` over those items, in milliseconds."
+  p95Ms: Int64!
 }
 
 "One day of US spot-ETF flows for one asset, in raw US dollars."
@@ -2257,6 +2692,13 @@ type Sources {
   etfFunds: [String!]!
   "Tickers that occur in posts or firehose messages, sorted: each is a ` + "`" + `coins` + "`" + ` value that may match."
   coins: [String!]!
+  """
+  Per source, how late its items arrived over the last 24 hours
+  (` + "`" + `receivedAt` + "`" + ` minus ` + "`" + `createdAt` + "`" + `): posts' sources first, then the
+  firehose's, each sorted by label. Sources without items in that day are
+  absent.
+  """
+  delays: [SourceDelay!]!
 }
 
 "Health and version of the service."
@@ -2710,6 +3152,14 @@ func (ec *executionContext) childFields_FirehoseMessage(ctx context.Context, fie
 		return ec.fieldContext_FirehoseMessage_createdAt(ctx, field)
 	case "coins":
 		return ec.fieldContext_FirehoseMessage_coins(ctx, field)
+	case "story":
+		return ec.fieldContext_FirehoseMessage_story(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_FirehoseMessage_receivedAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_FirehoseMessage_updatedAt(ctx, field)
+	case "updated":
+		return ec.fieldContext_FirehoseMessage_updated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FirehoseMessage", field.Name)
 }
@@ -2794,6 +3244,14 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_coins(ctx, field)
 	case "brief":
 		return ec.fieldContext_Post_brief(ctx, field)
+	case "story":
+		return ec.fieldContext_Post_story(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_Post_receivedAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Post_updatedAt(ctx, field)
+	case "updated":
+		return ec.fieldContext_Post_updated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -2846,6 +3304,22 @@ func (ec *executionContext) childFields_PostStreamPage(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type PostStreamPage", field.Name)
 }
 
+func (ec *executionContext) childFields_SourceDelay(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "feed":
+		return ec.fieldContext_SourceDelay_feed(ctx, field)
+	case "source":
+		return ec.fieldContext_SourceDelay_source(ctx, field)
+	case "items":
+		return ec.fieldContext_SourceDelay_items(ctx, field)
+	case "medianMs":
+		return ec.fieldContext_SourceDelay_medianMs(ctx, field)
+	case "p95Ms":
+		return ec.fieldContext_SourceDelay_p95Ms(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SourceDelay", field.Name)
+}
+
 func (ec *executionContext) childFields_Sources(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "curatedSources":
@@ -2858,8 +3332,58 @@ func (ec *executionContext) childFields_Sources(ctx context.Context, field graph
 		return ec.fieldContext_Sources_etfFunds(ctx, field)
 	case "coins":
 		return ec.fieldContext_Sources_coins(ctx, field)
+	case "delays":
+		return ec.fieldContext_Sources_delays(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sources", field.Name)
+}
+
+func (ec *executionContext) childFields_Story(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uid":
+		return ec.fieldContext_Story_uid(ctx, field)
+	case "id":
+		return ec.fieldContext_Story_id(ctx, field)
+	case "headline":
+		return ec.fieldContext_Story_headline(ctx, field)
+	case "firstSeenAt":
+		return ec.fieldContext_Story_firstSeenAt(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_Story_lastSeenAt(ctx, field)
+	case "size":
+		return ec.fieldContext_Story_size(ctx, field)
+	case "sources":
+		return ec.fieldContext_Story_sources(ctx, field)
+	case "coins":
+		return ec.fieldContext_Story_coins(ctx, field)
+	case "panes":
+		return ec.fieldContext_Story_panes(ctx, field)
+	case "items":
+		return ec.fieldContext_Story_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Story", field.Name)
+}
+
+func (ec *executionContext) childFields_StoryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_StoryConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_StoryConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_StoryConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StoryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_StoryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_StoryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_StoryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StoryEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3383,6 +3907,14 @@ func (ec *executionContext) field_Query_firehoseStream_args(ctx context.Context,
 		return nil, err
 	}
 	args["q"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*model.Collapse, error) {
+			return ec.unmarshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg8
 	return args, nil
 }
 
@@ -3485,6 +4017,14 @@ func (ec *executionContext) field_Query_firehose_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["afterPosition"] = arg11
+	arg12, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*model.Collapse, error) {
+			return ec.unmarshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg12
 	return args, nil
 }
 
@@ -3539,6 +4079,14 @@ func (ec *executionContext) field_Query_postStream_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["q"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*model.Collapse, error) {
+			return ec.unmarshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg6
 	return args, nil
 }
 
@@ -3639,6 +4187,96 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["afterPosition"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*model.Collapse, error) {
+			return ec.unmarshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg10
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_stories_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "coins",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["coins"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "pane",
+		func(ctx context.Context, v any) (*db.Pane, error) {
+			return ec.unmarshalOPane2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pane"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_story_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt642int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Story_items_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -3693,6 +4331,14 @@ func (ec *executionContext) field_Subscription_firehoseMessageAdded_args(ctx con
 		return nil, err
 	}
 	args["q"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*model.Collapse, error) {
+			return ec.unmarshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg6
 	return args, nil
 }
 
@@ -3731,6 +4377,14 @@ func (ec *executionContext) field_Subscription_postAdded_args(ctx context.Contex
 		return nil, err
 	}
 	args["q"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "collapse",
+		func(ctx context.Context, v any) (*model.Collapse, error) {
+			return ec.unmarshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collapse"] = arg4
 	return args, nil
 }
 
@@ -6301,6 +6955,107 @@ func (ec *executionContext) fieldContext_FirehoseMessage_coins(_ context.Context
 	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _FirehoseMessage_story(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseMessage_story(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FirehoseMessage().Story(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Story) graphql.Marshaler {
+			return ec.marshalOStory2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseMessage_story(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FirehoseMessage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Story(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FirehoseMessage_receivedAt(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseMessage_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseMessage_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _FirehoseMessage_updatedAt(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseMessage_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseMessage_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseMessage", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _FirehoseMessage_updated(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseMessage_updated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Updated(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseMessage_updated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseMessage", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _FirehoseStreamEdge_position(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6949,6 +7704,107 @@ func (ec *executionContext) fieldContext_Post_brief(_ context.Context, field gra
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_story(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_story(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Story(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Story) graphql.Marshaler {
+			return ec.marshalOStory2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_story(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Story(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_receivedAt(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Post_updatedAt(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Post_updated(ctx context.Context, field graphql.CollectedField, obj *db.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_updated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Updated(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_updated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7289,7 +8145,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64), fc.Args["afterPosition"].(*string))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64), fc.Args["afterPosition"].(*string), fc.Args["collapse"].(*model.Collapse))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -7465,7 +8321,7 @@ func (ec *executionContext) _Query_firehose(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64), fc.Args["afterPosition"].(*string))
+			return ec.Resolvers.Query().Firehose(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["sinceId"].(*int64), fc.Args["afterPosition"].(*string), fc.Args["collapse"].(*model.Collapse))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FirehoseConnection) graphql.Marshaler {
@@ -7493,6 +8349,94 @@ func (ec *executionContext) fieldContext_Query_firehose(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_firehose_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_stories(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_stories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Stories(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["pane"].(*db.Pane), fc.Args["since"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StoryConnection) graphql.Marshaler {
+			return ec.marshalNStoryConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_stories(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StoryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_stories_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_story(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_story(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Story(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Story) graphql.Marshaler {
+			return ec.marshalOStory2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_story(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Story(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_story_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7837,7 +8781,7 @@ func (ec *executionContext) _Query_postStream(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PostStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
+			return ec.Resolvers.Query().PostStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["collapse"].(*model.Collapse))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostStreamPage) graphql.Marshaler {
@@ -7881,7 +8825,7 @@ func (ec *executionContext) _Query_firehoseStream(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().FirehoseStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
+			return ec.Resolvers.Query().FirehoseStream(ctx, fc.Args["after"].(*string), fc.Args["first"].(*int), fc.Args["pane"].(*db.Pane), fc.Args["source"].(*string), fc.Args["important"].(*bool), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["collapse"].(*model.Collapse))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FirehoseStreamPage) graphql.Marshaler {
@@ -7989,6 +8933,121 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SourceDelay_feed(ctx context.Context, field graphql.CollectedField, obj *model.SourceDelay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceDelay_feed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Feed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceDelay_feed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceDelay", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SourceDelay_source(ctx context.Context, field graphql.CollectedField, obj *model.SourceDelay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceDelay_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceDelay_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceDelay", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SourceDelay_items(ctx context.Context, field graphql.CollectedField, obj *model.SourceDelay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceDelay_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceDelay_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceDelay", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SourceDelay_medianMs(ctx context.Context, field graphql.CollectedField, obj *model.SourceDelay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceDelay_medianMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MedianMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceDelay_medianMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceDelay", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _SourceDelay_p95Ms(ctx context.Context, field graphql.CollectedField, obj *model.SourceDelay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceDelay_p95Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P95Ms, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceDelay_p95Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SourceDelay", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _Sources_curatedSources(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
@@ -8106,6 +9165,440 @@ func (ec *executionContext) fieldContext_Sources_coins(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Sources_delays(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sources_delays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SourceDelay) graphql.Marshaler {
+			return ec.marshalNSourceDelay2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐSourceDelayᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sources_delays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sources",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SourceDelay(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Story_uid(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_uid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_uid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Story_id(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _Story_headline(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_headline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Headline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_headline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Story_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_firstSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_firstSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Story_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Story_size(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Story_sources(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Story_coins(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_coins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Coins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_coins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Story_panes(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_panes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Panes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []db.Pane) graphql.Marshaler {
+			return ec.marshalNPane2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPaneᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_panes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Story", field, false, false, errors.New("field of type Pane does not have child fields"))
+}
+
+func (ec *executionContext) _Story_items(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Story().Items(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.StoryItem) graphql.Marshaler {
+			return ec.marshalNStoryItem2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Story",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type StoryItem does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Story_items_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.StoryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.StoryEdge) graphql.Marshaler {
+			return ec.marshalNStoryEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StoryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoryConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.StoryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []db.Story) graphql.Marshaler {
+			return ec.marshalNStory2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Story(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.StoryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.StoryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoryEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StoryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.StoryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *db.Story) graphql.Marshaler {
+			return ec.marshalNStory2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Story(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_postAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -8116,7 +9609,7 @@ func (ec *executionContext) _Subscription_postAdded(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().PostAdded(ctx, fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
+			return ec.Resolvers.Subscription().PostAdded(ctx, fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["collapse"].(*model.Collapse))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *db.Post) graphql.Marshaler {
@@ -8160,7 +9653,7 @@ func (ec *executionContext) _Subscription_firehoseMessageAdded(ctx context.Conte
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().FirehoseMessageAdded(ctx, fc.Args["pane"].(*db.Pane), fc.Args["important"].(*bool), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string))
+			return ec.Resolvers.Subscription().FirehoseMessageAdded(ctx, fc.Args["pane"].(*db.Pane), fc.Args["important"].(*bool), fc.Args["source"].(*string), fc.Args["since"].(*time.Time), fc.Args["coins"].([]string), fc.Args["q"].(*string), fc.Args["collapse"].(*model.Collapse))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *db.FirehoseMessage) graphql.Marshaler {
@@ -9256,6 +10749,33 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
+
+func (ec *executionContext) _StoryItem(ctx context.Context, sel ast.SelectionSet, obj model.StoryItem) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case db.Post:
+		return ec._Post(ctx, sel, &obj)
+	case *db.Post:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Post(ctx, sel, obj)
+	case db.FirehoseMessage:
+		return ec._FirehoseMessage(ctx, sel, &obj)
+	case *db.FirehoseMessage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._FirehoseMessage(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of StoryItem must implement graphql.Marshaler", obj))
+		}
+	}
+}
 
 // endregion ************************** interface.gotpl ***************************
 
@@ -10449,7 +11969,7 @@ func (ec *executionContext) _FirehoseEdge(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var firehoseMessageImplementors = []string{"FirehoseMessage"}
+var firehoseMessageImplementors = []string{"FirehoseMessage", "StoryItem"}
 
 func (ec *executionContext) _FirehoseMessage(ctx context.Context, sel ast.SelectionSet, obj *db.FirehoseMessage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, firehoseMessageImplementors)
@@ -10467,77 +11987,130 @@ func (ec *executionContext) _FirehoseMessage(ctx context.Context, sel ast.Select
 		case "uid":
 			out.Values[i] = ec._FirehoseMessage_uid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._FirehoseMessage_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pane":
 			out.Values[i] = ec._FirehoseMessage_pane(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "source":
 			out.Values[i] = ec._FirehoseMessage_source(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sourceName":
 			out.Values[i] = ec._FirehoseMessage_sourceName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._FirehoseMessage_name(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "username":
 			out.Values[i] = ec._FirehoseMessage_username(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "title":
 			out.Values[i] = ec._FirehoseMessage_title(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "body":
 			out.Values[i] = ec._FirehoseMessage_body(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "summaryAi":
 			out.Values[i] = ec._FirehoseMessage_summaryAi(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "important":
 			out.Values[i] = ec._FirehoseMessage_important(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "url":
 			out.Values[i] = ec._FirehoseMessage_url(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "originalSourceUrl":
 			out.Values[i] = ec._FirehoseMessage_originalSourceUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._FirehoseMessage_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "coins":
 			out.Values[i] = ec._FirehoseMessage_coins(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "story":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FirehoseMessage_story(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "receivedAt":
+			out.Values[i] = ec._FirehoseMessage_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._FirehoseMessage_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updated":
+			out.Values[i] = ec._FirehoseMessage_updated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10786,7 +12359,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
-var postImplementors = []string{"Post"}
+var postImplementors = []string{"Post", "StoryItem"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *db.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
@@ -10889,6 +12462,59 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "story":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_story(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "receivedAt":
+			out.Values[i] = ec._Post_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Post_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updated":
+			out.Values[i] = ec._Post_updated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11250,6 +12876,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "stories":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_stories(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "story":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_story(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "sources":
 			field := field
 
@@ -11505,6 +13175,67 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var sourceDelayImplementors = []string{"SourceDelay"}
+
+func (ec *executionContext) _SourceDelay(ctx context.Context, sel ast.SelectionSet, obj *model.SourceDelay) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sourceDelayImplementors)
+	if plainSelectionSourceDelay(fields) && plainValueSourceDelay(fields, obj) {
+		return &plainSourceDelay{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SourceDelay")
+		case "feed":
+			out.Values[i] = ec._SourceDelay_feed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._SourceDelay_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._SourceDelay_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "medianMs":
+			out.Values[i] = ec._SourceDelay_medianMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "p95Ms":
+			out.Values[i] = ec._SourceDelay_p95Ms(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var sourcesImplementors = []string{"Sources"}
 
 func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, obj *model.Sources) graphql.Marshaler {
@@ -11542,6 +13273,226 @@ func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "coins":
 			out.Values[i] = ec._Sources_coins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "delays":
+			out.Values[i] = ec._Sources_delays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var storyImplementors = []string{"Story"}
+
+func (ec *executionContext) _Story(ctx context.Context, sel ast.SelectionSet, obj *db.Story) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, storyImplementors)
+	if plainSelectionStory(fields) && plainValueStory(fields, obj) {
+		return &plainStory{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Story")
+		case "uid":
+			out.Values[i] = ec._Story_uid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._Story_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "headline":
+			out.Values[i] = ec._Story_headline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "firstSeenAt":
+			out.Values[i] = ec._Story_firstSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._Story_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "size":
+			out.Values[i] = ec._Story_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sources":
+			out.Values[i] = ec._Story_sources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coins":
+			out.Values[i] = ec._Story_coins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "panes":
+			out.Values[i] = ec._Story_panes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "items":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Story_items(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var storyConnectionImplementors = []string{"StoryConnection"}
+
+func (ec *executionContext) _StoryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.StoryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, storyConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StoryConnection")
+		case "edges":
+			out.Values[i] = ec._StoryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._StoryConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._StoryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var storyEdgeImplementors = []string{"StoryEdge"}
+
+func (ec *executionContext) _StoryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.StoryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, storyEdgeImplementors)
+	if plainSelectionStoryEdge(fields) && plainValueStoryEdge(fields, obj) {
+		if nested, ok := ec.plainNestedStoryEdge(fields); ok && plainNestedValueStoryEdge(fields, nested, obj) {
+			return &plainStoryEdge{ec: ec, ctx: ctx, fields: fields, obj: obj, nested: nested}
+		}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StoryEdge")
+		case "cursor":
+			out.Values[i] = ec._StoryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._StoryEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -13204,7 +15155,7 @@ func plainSelectionFirehoseMessage(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "body", "coins", "createdAt", "id", "important", "name", "originalSourceUrl", "pane", "source", "sourceName", "summaryAi", "title", "uid", "url", "username":
+		case "__typename", "body", "coins", "createdAt", "id", "important", "name", "originalSourceUrl", "pane", "receivedAt", "source", "sourceName", "summaryAi", "title", "uid", "updated", "updatedAt", "url", "username":
 		default:
 			return false
 		}
@@ -13278,6 +15229,12 @@ func (p *plainFirehoseMessage) MarshalGQL(w io.Writer) {
 			w.Write(b)
 			ec.marshalNPane2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPane(ctx, field.Selections, obj.Pane).MarshalGQL(w)
 			b = plainBuffer(w)
+		case "receivedAt":
+			if v := obj.ReceivedAt; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendDateTime(b, *v)
+			}
 		case "source":
 			b = scalar.AppendString(b, obj.Source)
 		case "sourceName":
@@ -13300,6 +15257,14 @@ func (p *plainFirehoseMessage) MarshalGQL(w io.Writer) {
 			}
 		case "uid":
 			b = scalar.AppendString(b, obj.UID())
+		case "updated":
+			b = scalar.AppendBoolean(b, obj.Updated())
+		case "updatedAt":
+			if v := obj.UpdatedAt; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendDateTime(b, *v)
+			}
 		case "url":
 			if v := obj.URL; v == nil {
 				b = append(b, "null"...)
@@ -13647,7 +15612,7 @@ func plainSelectionPost(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "body", "coins", "createdAt", "id", "originalSourceUrl", "raw", "source", "uid", "url", "username":
+		case "__typename", "body", "coins", "createdAt", "id", "originalSourceUrl", "raw", "receivedAt", "source", "uid", "updated", "updatedAt", "url", "username":
 		default:
 			return false
 		}
@@ -13718,10 +15683,24 @@ func (p *plainPost) MarshalGQL(w io.Writer) {
 			} else {
 				b = scalar.AppendJSON(b, v)
 			}
+		case "receivedAt":
+			if v := obj.ReceivedAt; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendDateTime(b, *v)
+			}
 		case "source":
 			b = scalar.AppendString(b, obj.Source)
 		case "uid":
 			b = scalar.AppendString(b, obj.UID())
+		case "updated":
+			b = scalar.AppendBoolean(b, obj.Updated())
+		case "updatedAt":
+			if v := obj.UpdatedAt; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendDateTime(b, *v)
+			}
 		case "url":
 			if v := obj.URL; v == nil {
 				b = append(b, "null"...)
@@ -14118,6 +16097,76 @@ func (p *plainPostStreamPage) MarshalGQL(w io.Writer) {
 	}
 }
 
+// plainSelectionSourceDelay reports whether every field selected of a SourceDelay
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionSourceDelay(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "feed", "items", "medianMs", "p95Ms", "source":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueSourceDelay reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueSourceDelay(fields []graphql.CollectedField, obj *model.SourceDelay) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainSourceDelay writes the selected fields of a SourceDelay whose selection
+// is plain.
+type plainSourceDelay struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.SourceDelay
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainSourceDelay) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"SourceDelay\""...)
+		case "feed":
+			b = scalar.AppendString(b, obj.Feed)
+		case "items":
+			b = scalar.AppendInt(b, obj.Items)
+		case "medianMs":
+			b = scalar.AppendInt64(b, obj.MedianMs)
+		case "p95Ms":
+			b = scalar.AppendInt64(b, obj.P95Ms)
+		case "source":
+			b = scalar.AppendString(b, obj.Source)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
 // plainSelectionSources reports whether every field selected of a Sources
 // is plain: read straight from the Go value, never null where the schema
 // forbids it, never deferred.
@@ -14188,6 +16237,193 @@ func (p *plainSources) MarshalGQL(w io.Writer) {
 		case "firehosePanes":
 			w.Write(b)
 			ec.marshalNPane2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPaneᚄ(ctx, field.Selections, obj.FirehosePanes).MarshalGQL(w)
+			b = plainBuffer(w)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionStory reports whether every field selected of a Story
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionStory(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "coins", "firstSeenAt", "headline", "id", "lastSeenAt", "panes", "size", "sources", "uid":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueStory reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueStory(fields []graphql.CollectedField, obj *db.Story) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainStory writes the selected fields of a Story whose selection
+// is plain.
+type plainStory struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *db.Story
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainStory) MarshalGQL(w io.Writer) {
+	ec, ctx, obj := p.ec, p.ctx, p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"Story\""...)
+		case "coins":
+			w.Write(b)
+			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.Coins).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "firstSeenAt":
+			b = scalar.AppendDateTime(b, obj.FirstSeenAt)
+		case "headline":
+			b = scalar.AppendString(b, obj.Headline)
+		case "id":
+			b = scalar.AppendInt64(b, obj.ID)
+		case "lastSeenAt":
+			b = scalar.AppendDateTime(b, obj.LastSeenAt)
+		case "panes":
+			w.Write(b)
+			ec.marshalNPane2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPaneᚄ(ctx, field.Selections, obj.Panes).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "size":
+			b = scalar.AppendInt(b, obj.Size)
+		case "sources":
+			w.Write(b)
+			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.Sources).MarshalGQL(w)
+			b = plainBuffer(w)
+		case "uid":
+			b = scalar.AppendString(b, obj.UID())
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
+// plainSelectionStoryEdge reports whether every field selected of a StoryEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionStoryEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "cursor", "node":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueStoryEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueStoryEdge(fields []graphql.CollectedField, obj *model.StoryEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainNestedStoryEdge collects the sub-selections of the nested plain
+// fields selected of a StoryEdge (by the index of the field in fields),
+// and reports whether each is plain.
+func (ec *executionContext) plainNestedStoryEdge(fields []graphql.CollectedField) ([][]graphql.CollectedField, bool) {
+	var nested [][]graphql.CollectedField
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			sub := graphql.CollectFields(ec.OperationContext, fields[i].Selections, storyImplementors)
+			if !plainSelectionStory(sub) {
+				return nil, false
+			}
+			if nested == nil {
+				nested = make([][]graphql.CollectedField, len(fields))
+			}
+			nested[i] = sub
+		}
+	}
+	return nested, true
+}
+
+// plainNestedValueStoryEdge reports whether the objects of obj's selected
+// nested plain fields are there and have a value for every selected
+// non-null field that Go could hold as nil.
+func plainNestedValueStoryEdge(fields []graphql.CollectedField, nested [][]graphql.CollectedField, obj *model.StoryEdge) bool {
+	for i := range fields {
+		switch fields[i].Name {
+		case "node":
+			if v := obj.Node; v == nil || !plainValueStory(nested[i], v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainStoryEdge writes the selected fields of a StoryEdge whose selection
+// is plain.
+type plainStoryEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.StoryEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainStoryEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"StoryEdge\""...)
+		case "cursor":
+			b = scalar.AppendString(b, obj.Cursor)
+		case "node":
+			w.Write(b)
+			nested := plainStory{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
+			nested.MarshalGQL(w)
 			b = plainBuffer(w)
 		}
 	}
@@ -15940,6 +18176,49 @@ func (ec *executionContext) marshalNPostStreamPage2ᚖgithubᚗcomᚋfeedapiᚋf
 	return ec._PostStreamPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSourceDelay2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐSourceDelay(ctx context.Context, sel ast.SelectionSet, v model.SourceDelay) graphql.Marshaler {
+	return ec._SourceDelay(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSourceDelay2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐSourceDelayᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SourceDelay) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, sourceDelayImplementors); plainSelectionSourceDelay(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainSourceDelay, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueSourceDelay(fields, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNSourceDelay2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐSourceDelay(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSourceDelay2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐSourceDelay(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNSources2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐSources(ctx context.Context, sel ast.SelectionSet, v *model.Sources) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -15948,6 +18227,143 @@ func (ec *executionContext) marshalNSources2ᚖgithubᚗcomᚋfeedapiᚋfeedapi�
 		return graphql.Null
 	}
 	return ec._Sources(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStory2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx context.Context, sel ast.SelectionSet, v db.Story) graphql.Marshaler {
+	return ec._Story(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStory2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStoryᚄ(ctx context.Context, sel ast.SelectionSet, v []db.Story) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, storyImplementors); plainSelectionStory(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainStory, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueStory(fields, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNStory2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStory2githubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStory2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx context.Context, sel ast.SelectionSet, v *db.Story) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Story(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStoryConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryConnection(ctx context.Context, sel ast.SelectionSet, v *model.StoryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StoryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStoryEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryEdge(ctx context.Context, sel ast.SelectionSet, v model.StoryEdge) graphql.Marshaler {
+	return ec._StoryEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStoryEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.StoryEdge) graphql.Marshaler {
+	// A nested sub-selection that is not plain sends the whole list down
+	// gqlgen's path, whose elements run concurrently, so that their
+	// resolvers' dataloaders batch across the list.
+	fields := graphql.CollectFields(ec.OperationContext, sel, storyEdgeImplementors)
+	if nested, ok := ec.plainNestedStoryEdge(fields); ok && plainSelectionStoryEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainStoryEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueStoryEdge(fields, &v[i]) && plainNestedValueStoryEdge(fields, nested, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				plain[i].nested = nested
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNStoryEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStoryEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStoryItem2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItem(ctx context.Context, sel ast.SelectionSet, v model.StoryItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StoryItem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStoryItem2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.StoryItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStoryItem2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -16264,6 +18680,22 @@ func (ec *executionContext) marshalOCoinAmount2ᚖgithubᚗcomᚋfeedapiᚋfeeda
 	return res
 }
 
+func (ec *executionContext) unmarshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx context.Context, v any) (*model.Collapse, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.Collapse)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCollapse2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐCollapse(ctx context.Context, sel ast.SelectionSet, v *model.Collapse) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalODate2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
 	if v == nil {
 		return nil, nil
@@ -16480,6 +18912,13 @@ func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋd
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStory2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐStory(ctx context.Context, sel ast.SelectionSet, v *db.Story) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Story(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

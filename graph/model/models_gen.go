@@ -3,6 +3,11 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
 	"github.com/feedapi/feedapi/db"
 )
 
@@ -189,6 +194,20 @@ type PostStreamPage struct {
 type Query struct {
 }
 
+// How late a source's items arrive.
+type SourceDelay struct {
+	// `posts` or `firehose`.
+	Feed string `json:"feed"`
+	// The source label.
+	Source string `json:"source"`
+	// Items of the source received in the last 24 hours.
+	Items int `json:"items"`
+	// Median of `receivedAt` minus `createdAt` over those items, in milliseconds.
+	MedianMs int64 `json:"medianMs"`
+	// 95th percentile of `receivedAt` minus `createdAt` over those items, in milliseconds.
+	P95Ms int64 `json:"p95Ms"`
+}
+
 // The valid values of the filters.
 type Sources struct {
 	// Valid `source` values for posts, sorted.
@@ -201,6 +220,29 @@ type Sources struct {
 	EtfFunds []string `json:"etfFunds"`
 	// Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match.
 	Coins []string `json:"coins"`
+	// Per source, how late its items arrived over the last 24 hours
+	// (`receivedAt` minus `createdAt`): posts' sources first, then the
+	// firehose's, each sorted by label. Sources without items in that day are
+	// absent.
+	Delays []SourceDelay `json:"delays"`
+}
+
+// A page of stories.
+type StoryConnection struct {
+	// The stories of the page with their cursors.
+	Edges []StoryEdge `json:"edges"`
+	// The stories of the page.
+	Nodes []db.Story `json:"nodes"`
+	// Where the page is in the list; pages go forward only.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A story and its cursor.
+type StoryEdge struct {
+	// Cursor of this story, valid as `after` of `stories`.
+	Cursor string `json:"cursor"`
+	// The story.
+	Node *db.Story `json:"node"`
 }
 
 // Live updates over the websocket (graphql-transport-ws) or SSE transport of
@@ -208,4 +250,59 @@ type Sources struct {
 // that becomes visible after it starts, exactly once, in the order of the
 // stream positions (see `Query.postStream`).
 type Subscription struct {
+}
+
+// How items of several collapse into one.
+type Collapse string
+
+const (
+	// One item per story: the first of its items the filters keep.
+	CollapseStory Collapse = "story"
+)
+
+var AllCollapse = []Collapse{
+	CollapseStory,
+}
+
+func (e Collapse) IsValid() bool {
+	switch e {
+	case CollapseStory:
+		return true
+	}
+	return false
+}
+
+func (e Collapse) String() string {
+	return string(e)
+}
+
+func (e *Collapse) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Collapse(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Collapse", str)
+	}
+	return nil
+}
+
+func (e Collapse) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Collapse) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Collapse) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -372,6 +372,24 @@ func (e OpenAPIDocumentOpenapi) Valid() bool {
 	}
 }
 
+// Defines values for SourceDelayFeed.
+const (
+	Firehose SourceDelayFeed = "firehose"
+	Posts    SourceDelayFeed = "posts"
+)
+
+// Valid indicates whether the value is a known member of the SourceDelayFeed enum.
+func (e SourceDelayFeed) Valid() bool {
+	switch e {
+	case Firehose:
+		return true
+	case Posts:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SourcesEtfAssets.
 const (
 	SourcesEtfAssetsBTC  SourcesEtfAssets = "BTC"
@@ -426,6 +444,96 @@ func (e SourcesFirehosePanes) Valid() bool {
 	}
 }
 
+// Defines values for StoryPanes.
+const (
+	StoryPanesBlogs     StoryPanes = "blogs"
+	StoryPanesCrypto    StoryPanes = "crypto"
+	StoryPanesIansintel StoryPanes = "iansintel"
+	StoryPanesNews      StoryPanes = "news"
+	StoryPanesTwitter   StoryPanes = "twitter"
+	StoryPanesWire      StoryPanes = "wire"
+)
+
+// Valid indicates whether the value is a known member of the StoryPanes enum.
+func (e StoryPanes) Valid() bool {
+	switch e {
+	case StoryPanesBlogs:
+		return true
+	case StoryPanesCrypto:
+		return true
+	case StoryPanesIansintel:
+		return true
+	case StoryPanesNews:
+		return true
+	case StoryPanesTwitter:
+		return true
+	case StoryPanesWire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StoryFirehoseMessagePane.
+const (
+	StoryFirehoseMessagePaneBlogs     StoryFirehoseMessagePane = "blogs"
+	StoryFirehoseMessagePaneCrypto    StoryFirehoseMessagePane = "crypto"
+	StoryFirehoseMessagePaneIansintel StoryFirehoseMessagePane = "iansintel"
+	StoryFirehoseMessagePaneNews      StoryFirehoseMessagePane = "news"
+	StoryFirehoseMessagePaneTwitter   StoryFirehoseMessagePane = "twitter"
+	StoryFirehoseMessagePaneWire      StoryFirehoseMessagePane = "wire"
+)
+
+// Valid indicates whether the value is a known member of the StoryFirehoseMessagePane enum.
+func (e StoryFirehoseMessagePane) Valid() bool {
+	switch e {
+	case StoryFirehoseMessagePaneBlogs:
+		return true
+	case StoryFirehoseMessagePaneCrypto:
+		return true
+	case StoryFirehoseMessagePaneIansintel:
+		return true
+	case StoryFirehoseMessagePaneNews:
+		return true
+	case StoryFirehoseMessagePaneTwitter:
+		return true
+	case StoryFirehoseMessagePaneWire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StoryFirehoseMessageType.
+const (
+	StoryFirehoseMessageTypeFirehoseMessage StoryFirehoseMessageType = "FirehoseMessage"
+)
+
+// Valid indicates whether the value is a known member of the StoryFirehoseMessageType enum.
+func (e StoryFirehoseMessageType) Valid() bool {
+	switch e {
+	case StoryFirehoseMessageTypeFirehoseMessage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StoryPostType.
+const (
+	StoryPostTypePost StoryPostType = "Post"
+)
+
+// Valid indicates whether the value is a known member of the StoryPostType enum.
+func (e StoryPostType) Valid() bool {
+	switch e {
+	case StoryPostTypePost:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Tier.
 const (
 	TierFree     Tier = "free"
@@ -441,6 +549,21 @@ func (e Tier) Valid() bool {
 	case TierInternal:
 		return true
 	case TierPro:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Collapse.
+const (
+	CollapseStory Collapse = "story"
+)
+
+// Valid indicates whether the value is a known member of the Collapse enum.
+func (e Collapse) Valid() bool {
+	switch e {
+	case CollapseStory:
 		return true
 	default:
 		return false
@@ -477,6 +600,36 @@ func (e Pane) Valid() bool {
 	}
 }
 
+// Defines values for StoryPane.
+const (
+	StoryPaneBlogs     StoryPane = "blogs"
+	StoryPaneCrypto    StoryPane = "crypto"
+	StoryPaneIansintel StoryPane = "iansintel"
+	StoryPaneNews      StoryPane = "news"
+	StoryPaneTwitter   StoryPane = "twitter"
+	StoryPaneWire      StoryPane = "wire"
+)
+
+// Valid indicates whether the value is a known member of the StoryPane enum.
+func (e StoryPane) Valid() bool {
+	switch e {
+	case StoryPaneBlogs:
+		return true
+	case StoryPaneCrypto:
+		return true
+	case StoryPaneIansintel:
+		return true
+	case StoryPaneNews:
+		return true
+	case StoryPaneTwitter:
+		return true
+	case StoryPaneWire:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListFirehoseParamsPane.
 const (
 	ListFirehoseParamsPaneBlogs     ListFirehoseParamsPane = "blogs"
@@ -501,6 +654,21 @@ func (e ListFirehoseParamsPane) Valid() bool {
 	case ListFirehoseParamsPaneTwitter:
 		return true
 	case ListFirehoseParamsPaneWire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFirehoseParamsCollapse.
+const (
+	ListFirehoseParamsCollapseStory ListFirehoseParamsCollapse = "story"
+)
+
+// Valid indicates whether the value is a known member of the ListFirehoseParamsCollapse enum.
+func (e ListFirehoseParamsCollapse) Valid() bool {
+	switch e {
+	case ListFirehoseParamsCollapseStory:
 		return true
 	default:
 		return false
@@ -537,6 +705,21 @@ func (e HeadListFirehoseParamsPane) Valid() bool {
 	}
 }
 
+// Defines values for HeadListFirehoseParamsCollapse.
+const (
+	HeadListFirehoseParamsCollapseStory HeadListFirehoseParamsCollapse = "story"
+)
+
+// Valid indicates whether the value is a known member of the HeadListFirehoseParamsCollapse enum.
+func (e HeadListFirehoseParamsCollapse) Valid() bool {
+	switch e {
+	case HeadListFirehoseParamsCollapseStory:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StreamFirehoseParamsPane.
 const (
 	StreamFirehoseParamsPaneBlogs     StreamFirehoseParamsPane = "blogs"
@@ -561,6 +744,126 @@ func (e StreamFirehoseParamsPane) Valid() bool {
 	case StreamFirehoseParamsPaneTwitter:
 		return true
 	case StreamFirehoseParamsPaneWire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamFirehoseParamsCollapse.
+const (
+	StreamFirehoseParamsCollapseStory StreamFirehoseParamsCollapse = "story"
+)
+
+// Valid indicates whether the value is a known member of the StreamFirehoseParamsCollapse enum.
+func (e StreamFirehoseParamsCollapse) Valid() bool {
+	switch e {
+	case StreamFirehoseParamsCollapseStory:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPostsParamsCollapse.
+const (
+	ListPostsParamsCollapseStory ListPostsParamsCollapse = "story"
+)
+
+// Valid indicates whether the value is a known member of the ListPostsParamsCollapse enum.
+func (e ListPostsParamsCollapse) Valid() bool {
+	switch e {
+	case ListPostsParamsCollapseStory:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HeadListPostsParamsCollapse.
+const (
+	HeadListPostsParamsCollapseStory HeadListPostsParamsCollapse = "story"
+)
+
+// Valid indicates whether the value is a known member of the HeadListPostsParamsCollapse enum.
+func (e HeadListPostsParamsCollapse) Valid() bool {
+	switch e {
+	case HeadListPostsParamsCollapseStory:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamPostsParamsCollapse.
+const (
+	StreamPostsParamsCollapseStory StreamPostsParamsCollapse = "story"
+)
+
+// Valid indicates whether the value is a known member of the StreamPostsParamsCollapse enum.
+func (e StreamPostsParamsCollapse) Valid() bool {
+	switch e {
+	case StreamPostsParamsCollapseStory:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListStoriesParamsPane.
+const (
+	ListStoriesParamsPaneBlogs     ListStoriesParamsPane = "blogs"
+	ListStoriesParamsPaneCrypto    ListStoriesParamsPane = "crypto"
+	ListStoriesParamsPaneIansintel ListStoriesParamsPane = "iansintel"
+	ListStoriesParamsPaneNews      ListStoriesParamsPane = "news"
+	ListStoriesParamsPaneTwitter   ListStoriesParamsPane = "twitter"
+	ListStoriesParamsPaneWire      ListStoriesParamsPane = "wire"
+)
+
+// Valid indicates whether the value is a known member of the ListStoriesParamsPane enum.
+func (e ListStoriesParamsPane) Valid() bool {
+	switch e {
+	case ListStoriesParamsPaneBlogs:
+		return true
+	case ListStoriesParamsPaneCrypto:
+		return true
+	case ListStoriesParamsPaneIansintel:
+		return true
+	case ListStoriesParamsPaneNews:
+		return true
+	case ListStoriesParamsPaneTwitter:
+		return true
+	case ListStoriesParamsPaneWire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HeadListStoriesParamsPane.
+const (
+	HeadListStoriesParamsPaneBlogs     HeadListStoriesParamsPane = "blogs"
+	HeadListStoriesParamsPaneCrypto    HeadListStoriesParamsPane = "crypto"
+	HeadListStoriesParamsPaneIansintel HeadListStoriesParamsPane = "iansintel"
+	HeadListStoriesParamsPaneNews      HeadListStoriesParamsPane = "news"
+	HeadListStoriesParamsPaneTwitter   HeadListStoriesParamsPane = "twitter"
+	HeadListStoriesParamsPaneWire      HeadListStoriesParamsPane = "wire"
+)
+
+// Valid indicates whether the value is a known member of the HeadListStoriesParamsPane enum.
+func (e HeadListStoriesParamsPane) Valid() bool {
+	switch e {
+	case HeadListStoriesParamsPaneBlogs:
+		return true
+	case HeadListStoriesParamsPaneCrypto:
+		return true
+	case HeadListStoriesParamsPaneIansintel:
+		return true
+	case HeadListStoriesParamsPaneNews:
+		return true
+	case HeadListStoriesParamsPaneTwitter:
+		return true
+	case HeadListStoriesParamsPaneWire:
 		return true
 	default:
 		return false
@@ -976,11 +1279,17 @@ type FirehoseMessage struct {
 	// Pane The pane of the message; `iansintel` is the service's own pane.
 	Pane FirehoseMessagePane `json:"pane"`
 
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
+	ReceivedAt *string `json:"received_at,omitempty"`
+
 	// Source Upstream source key.
 	Source string `json:"source"`
 
 	// SourceName Display name of the source.
 	SourceName *string `json:"source_name"`
+
+	// Story The story the item belongs to; null only for items stored before stories were kept. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Story *StoryRef `json:"story,omitempty"`
 
 	// SummaryAi AI-written summary; present only with `include_summary=true`.
 	SummaryAi *string `json:"summary_ai,omitempty"`
@@ -990,6 +1299,9 @@ type FirehoseMessage struct {
 
 	// Uid Stable identifier, `tm_<id>`.
 	Uid string `json:"uid"`
+
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
+	UpdatedAt *string `json:"updated_at,omitempty"`
 
 	// Url Link to the message, as the upstream source gave it (not necessarily a valid URI).
 	Url *string `json:"url"`
@@ -1219,11 +1531,20 @@ type Post struct {
 	// Raw The source payload as stored (an object of any JSON values); present only with `include_raw=true`.
 	Raw *map[string]interface{} `json:"raw,omitempty"`
 
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
+	ReceivedAt *string `json:"received_at,omitempty"`
+
 	// Source Source label, e.g. a channel name or a data publisher label.
 	Source string `json:"source"`
 
+	// Story The story the item belongs to; null only for items stored before stories were kept. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Story *StoryRef `json:"story,omitempty"`
+
 	// Uid Stable identifier, `cp_<id>`.
 	Uid string `json:"uid"`
+
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
+	UpdatedAt *string `json:"updated_at,omitempty"`
 
 	// Url Permalink in the messaging channel.
 	Url *string `json:"url"`
@@ -1255,6 +1576,27 @@ type PostsPage struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// SourceDelay How late a source's items arrived over the last 24 hours.
+type SourceDelay struct {
+	// Feed The list of the source.
+	Feed SourceDelayFeed `json:"feed"`
+
+	// Items Items of the source received in the last 24 hours.
+	Items int `json:"items"`
+
+	// MedianMs Median of `received_at` minus `created_at` over those items, in milliseconds.
+	MedianMs int64 `json:"median_ms"`
+
+	// P95Ms 95th percentile of `received_at` minus `created_at` over those items, in milliseconds.
+	P95Ms int64 `json:"p95_ms"`
+
+	// Source The source label.
+	Source string `json:"source"`
+}
+
+// SourceDelayFeed The list of the source.
+type SourceDelayFeed string
+
 // Sources The valid values of the filters.
 type Sources struct {
 	// Coins Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match.
@@ -1262,6 +1604,9 @@ type Sources struct {
 
 	// CuratedSources Valid `source` values of posts, sorted.
 	CuratedSources []string `json:"curated_sources"`
+
+	// Delays Per source, how late its items arrived over the last 24 hours: posts' sources first, then the firehose's, each sorted by label; sources without items in that day are absent. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Delays *[]SourceDelay `json:"delays,omitempty"`
 
 	// EtfAssets Valid `asset` values of the ETF flows, sorted.
 	EtfAssets []SourcesEtfAssets `json:"etf_assets"`
@@ -1291,6 +1636,193 @@ type SourcesResponse struct {
 	Pagination any `json:"pagination"`
 }
 
+// StoriesPage A success envelope.
+type StoriesPage struct {
+	Data []Story `json:"data"`
+
+	// Meta Facts about the response.
+	Meta Meta `json:"meta"`
+
+	// Pagination Where the next, older page starts. While `has_more` is true, `next_cursor` is a non-empty string; on the last page `has_more` is false and `next_cursor` null.
+	Pagination Pagination `json:"pagination"`
+}
+
+// Story The items of several sources that tell one event: the same news reworded, found by their normalized words (MinHash over word shingles, then the words, figures and coins themselves) within 48 hours of the story's first item.
+type Story struct {
+	// Coins The union of its items' coins, sorted.
+	Coins []string `json:"coins"`
+
+	// FirstSeenAt Creation time of the story's first item. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	FirstSeenAt time.Time `json:"first_seen_at"`
+
+	// Headline The first item's title, or the first line of its body.
+	Headline string `json:"headline"`
+
+	// Id Numeric id.
+	Id int64 `json:"id"`
+
+	// Items Its items, oldest first: the first `items` of them in the list, all of them in `/v1/stories/{id}`.
+	Items []StoryItem `json:"items"`
+
+	// LastSeenAt Creation time of its latest item: the list's order. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	LastSeenAt time.Time `json:"last_seen_at"`
+
+	// Panes The panes of its firehose messages, sorted.
+	Panes []StoryPanes `json:"panes"`
+
+	// Size Number of items, as of this answer.
+	Size int `json:"size"`
+
+	// Sources The distinct source labels of its items, sorted.
+	Sources []string `json:"sources"`
+
+	// Uid Stable identifier, `st_<id>`.
+	Uid string `json:"uid"`
+}
+
+// StoryPanes defines model for Story.Panes.
+type StoryPanes string
+
+// StoryFirehoseMessage A message of the unfiltered upstream news stream.
+type StoryFirehoseMessage struct {
+	// Body Text.
+	Body *string `json:"body,omitempty"`
+
+	// Coins Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Coins *[]string `json:"coins,omitempty"`
+
+	// CreatedAt Creation time. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Numeric id; newer messages have larger ids.
+	Id int64 `json:"id"`
+
+	// Important Whether the message is flagged important (what the `important` filter selects).
+	Important bool `json:"important"`
+
+	// Name Name of the author or feed.
+	Name *string `json:"name"`
+
+	// OriginalSourceUrl The original article or tweet, as the upstream source gave it (not necessarily a valid URI).
+	OriginalSourceUrl *string `json:"original_source_url"`
+
+	// Pane The pane of the message; `iansintel` is the service's own pane.
+	Pane StoryFirehoseMessagePane `json:"pane"`
+
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
+	ReceivedAt *string `json:"received_at,omitempty"`
+
+	// Source Upstream source key.
+	Source string `json:"source"`
+
+	// SourceName Display name of the source.
+	SourceName *string `json:"source_name"`
+
+	// Story The story the item belongs to; null only for items stored before stories were kept. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Story *StoryRef `json:"story,omitempty"`
+
+	// SummaryAi AI-written summary; present only with `include_summary=true`.
+	SummaryAi *string `json:"summary_ai,omitempty"`
+
+	// Title Headline.
+	Title *string `json:"title"`
+
+	// Type The kind of item: `FirehoseMessage`.
+	Type StoryFirehoseMessageType `json:"type"`
+
+	// Uid Stable identifier, `tm_<id>`.
+	Uid string `json:"uid"`
+
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
+	UpdatedAt *string `json:"updated_at,omitempty"`
+
+	// Url Link to the message, as the upstream source gave it (not necessarily a valid URI).
+	Url *string `json:"url"`
+
+	// Username Handle of the author.
+	Username *string `json:"username"`
+}
+
+// StoryFirehoseMessagePane The pane of the message; `iansintel` is the service's own pane.
+type StoryFirehoseMessagePane string
+
+// StoryFirehoseMessageType The kind of item: `FirehoseMessage`.
+type StoryFirehoseMessageType string
+
+// StoryItem An item of a story: a post or a firehose message as their lists show them, with `type` saying which.
+type StoryItem struct {
+	union json.RawMessage
+}
+
+// StoryPost An item of the curated feed.
+type StoryPost struct {
+	// Body Text of the post; omitted with `include_body=false`.
+	Body *string `json:"body,omitempty"`
+
+	// Coins Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Coins *[]string `json:"coins,omitempty"`
+
+	// CreatedAt Creation time. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Numeric id; newer posts have larger ids.
+	Id int64 `json:"id"`
+
+	// OriginalSourceUrl The original article or tweet.
+	OriginalSourceUrl *string `json:"original_source_url"`
+
+	// Raw The source payload as stored (an object of any JSON values); present only with `include_raw=true`.
+	Raw *map[string]interface{} `json:"raw,omitempty"`
+
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
+	ReceivedAt *string `json:"received_at,omitempty"`
+
+	// Source Source label, e.g. a channel name or a data publisher label.
+	Source string `json:"source"`
+
+	// Story The story the item belongs to; null only for items stored before stories were kept. Always sent; not listed as required so that answers of v1 before it stay valid.
+	Story *StoryRef `json:"story,omitempty"`
+
+	// Type The kind of item: `Post`.
+	Type StoryPostType `json:"type"`
+
+	// Uid Stable identifier, `cp_<id>`.
+	Uid string `json:"uid"`
+
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
+	UpdatedAt *string `json:"updated_at,omitempty"`
+
+	// Url Permalink in the messaging channel.
+	Url *string `json:"url"`
+
+	// Username Author or channel handle.
+	Username string `json:"username"`
+}
+
+// StoryPostType The kind of item: `Post`.
+type StoryPostType string
+
+// StoryRef The story of an item.
+type StoryRef struct {
+	// Size Number of items of the story, as of this answer.
+	Size int `json:"size"`
+
+	// Uid Stable identifier of the story, `st_<id>`: `/v1/stories/{id}` shows it.
+	Uid string `json:"uid"`
+}
+
+// StoryResponse A success envelope.
+type StoryResponse struct {
+	// Data The items of several sources that tell one event: the same news reworded, found by their normalized words (MinHash over word shingles, then the words, figures and coins themselves) within 48 hours of the story's first item.
+	Data Story `json:"data"`
+
+	// Meta Facts about the response.
+	Meta Meta `json:"meta"`
+
+	// Pagination Always null: this response is not paginated.
+	Pagination any `json:"pagination"`
+}
+
 // Tier The tier of an API key.
 type Tier string
 
@@ -1308,6 +1840,9 @@ type BriefsFrom = openapi_types.Date
 
 // Coins Examples: BTC, btc,eth,sol
 type Coins = string
+
+// Collapse defines model for Collapse.
+type Collapse string
 
 // Cursor defines model for Cursor.
 type Cursor = string
@@ -1374,6 +1909,27 @@ type Since = string
 
 // SinceID defines model for SinceID.
 type SinceID = int64
+
+// StoryID defines model for StoryID.
+type StoryID = int64
+
+// StoryIncludeBody defines model for StoryIncludeBody.
+type StoryIncludeBody = bool
+
+// StoryItems defines model for StoryItems.
+type StoryItems = int
+
+// StoryLimit defines model for StoryLimit.
+type StoryLimit = int
+
+// StoryPane defines model for StoryPane.
+type StoryPane string
+
+// StoryQuery Examples: etf inflows, "spot bitcoin" -ether
+type StoryQuery = string
+
+// StorySince Examples: 2026-01-02T15:04:05Z, 2026-01-02T17:04:05.5+02:00, 2026-01-02
+type StorySince = string
 
 // To defines model for To.
 type To = openapi_types.Date
@@ -1672,6 +2228,9 @@ type ListFirehoseParams struct {
 	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
+	// Collapse `story`: only the first item (the smallest `id`) of each story among the items the other filters keep, so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id matches the filters. Any other value gives 400 naming `collapse`.
+	Collapse *ListFirehoseParamsCollapse `form:"collapse,omitempty" json:"collapse,omitempty"`
+
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
 
@@ -1681,6 +2240,9 @@ type ListFirehoseParams struct {
 
 // ListFirehoseParamsPane defines parameters for ListFirehose.
 type ListFirehoseParamsPane string
+
+// ListFirehoseParamsCollapse defines parameters for ListFirehose.
+type ListFirehoseParamsCollapse string
 
 // HeadListFirehoseParams defines parameters for HeadListFirehose.
 type HeadListFirehoseParams struct {
@@ -1714,6 +2276,9 @@ type HeadListFirehoseParams struct {
 	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
+	// Collapse `story`: only the first item (the smallest `id`) of each story among the items the other filters keep, so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id matches the filters. Any other value gives 400 naming `collapse`.
+	Collapse *HeadListFirehoseParamsCollapse `form:"collapse,omitempty" json:"collapse,omitempty"`
+
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
 
@@ -1723,6 +2288,9 @@ type HeadListFirehoseParams struct {
 
 // HeadListFirehoseParamsPane defines parameters for HeadListFirehose.
 type HeadListFirehoseParamsPane string
+
+// HeadListFirehoseParamsCollapse defines parameters for HeadListFirehose.
+type HeadListFirehoseParamsCollapse string
 
 // StreamFirehoseParams defines parameters for StreamFirehose.
 type StreamFirehoseParams struct {
@@ -1744,6 +2312,9 @@ type StreamFirehoseParams struct {
 	// Q Full-text search of the title, body and AI summary together (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
 	Q *FirehoseQuery `form:"q,omitempty" json:"q,omitempty"`
 
+	// Collapse `story`: only the first item (the smallest `id`) of each story among the items the other filters keep, so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id matches the filters. Any other value gives 400 naming `collapse`.
+	Collapse *StreamFirehoseParamsCollapse `form:"collapse,omitempty" json:"collapse,omitempty"`
+
 	// IncludeSummary Whether messages carry `summary_ai`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeSummary *IncludeSummary `form:"include_summary,omitempty" json:"include_summary,omitempty"`
 
@@ -1756,6 +2327,9 @@ type StreamFirehoseParams struct {
 
 // StreamFirehoseParamsPane defines parameters for StreamFirehose.
 type StreamFirehoseParamsPane string
+
+// StreamFirehoseParamsCollapse defines parameters for StreamFirehose.
+type StreamFirehoseParamsCollapse string
 
 // GetHealthParams defines parameters for GetHealth.
 type GetHealthParams struct {
@@ -1807,6 +2381,9 @@ type ListPostsParams struct {
 	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
+	// Collapse `story`: only the first item (the smallest `id`) of each story among the items the other filters keep, so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id matches the filters. Any other value gives 400 naming `collapse`.
+	Collapse *ListPostsParamsCollapse `form:"collapse,omitempty" json:"collapse,omitempty"`
+
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
@@ -1816,6 +2393,9 @@ type ListPostsParams struct {
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
+
+// ListPostsParamsCollapse defines parameters for ListPosts.
+type ListPostsParamsCollapse string
 
 // HeadListPostsParams defines parameters for HeadListPosts.
 type HeadListPostsParams struct {
@@ -1843,6 +2423,9 @@ type HeadListPostsParams struct {
 	// After Only items that became visible after this stream position: the `meta.position` of an earlier answer of this endpoint with the same filters, or the `id` of an event of its stream. The page then holds those items newest first in the order they became visible (not by `id`), `next_cursor` walks the rest of them, and `meta.position` of the first page is where the next poll starts: polling so, each answer holds exactly the items that became visible since the one before, none twice and none skipped, whatever their ids and however writers interleave. Anything else gives 400 naming `after`.
 	After *After `form:"after,omitempty" json:"after,omitempty"`
 
+	// Collapse `story`: only the first item (the smallest `id`) of each story among the items the other filters keep, so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id matches the filters. Any other value gives 400 naming `collapse`.
+	Collapse *HeadListPostsParamsCollapse `form:"collapse,omitempty" json:"collapse,omitempty"`
+
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
@@ -1852,6 +2435,9 @@ type HeadListPostsParams struct {
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
+
+// HeadListPostsParamsCollapse defines parameters for HeadListPosts.
+type HeadListPostsParamsCollapse string
 
 // StreamPostsParams defines parameters for StreamPosts.
 type StreamPostsParams struct {
@@ -1867,6 +2453,9 @@ type StreamPostsParams struct {
 	// Q Full-text search of the body (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
 	Q *PostQuery `form:"q,omitempty" json:"q,omitempty"`
 
+	// Collapse `story`: only the first item (the smallest `id`) of each story among the items the other filters keep, so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id matches the filters. Any other value gives 400 naming `collapse`.
+	Collapse *StreamPostsParamsCollapse `form:"collapse,omitempty" json:"collapse,omitempty"`
+
 	// IncludeBody Whether posts carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *IncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
@@ -1879,6 +2468,9 @@ type StreamPostsParams struct {
 	// LastEventID The `id` of the last event received; the stream resumes after it: first every item missed (from the database), then live items, with no gap and no duplicate, on any replica.
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
+
+// StreamPostsParamsCollapse defines parameters for StreamPosts.
+type StreamPostsParamsCollapse string
 
 // GetPostParams defines parameters for GetPost.
 type GetPostParams struct {
@@ -1906,6 +2498,90 @@ type GetSourcesParams struct {
 
 // HeadGetSourcesParams defines parameters for HeadGetSources.
 type HeadGetSourcesParams struct {
+	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ListStoriesParams defines parameters for ListStories.
+type ListStoriesParams struct {
+	// Limit Page size, an integer from 1 to 25; out of range gives 400 (never clamped).
+	Limit *StoryLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The previous page's `pagination.next_cursor`, passed back as is. Opaque and bound to the endpoint that issued it: an undecodable, tampered or foreign cursor gives 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the headline (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *StoryQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// Pane Only stories with a firehose message in this pane, written exactly; any other value gives 400 listing the panes.
+	Pane *ListStoriesParamsPane `form:"pane,omitempty" json:"pane,omitempty"`
+
+	// Since Only stories whose latest item was created at or after this instant: an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day.
+	Since *StorySince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Items How many of each story's first items to show, oldest first: an integer from 1 to 5; else 400. `/v1/stories/{id}` shows them all.
+	Items *StoryItems `form:"items,omitempty" json:"items,omitempty"`
+
+	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeBody *StoryIncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ListStoriesParamsPane defines parameters for ListStories.
+type ListStoriesParamsPane string
+
+// HeadListStoriesParams defines parameters for HeadListStories.
+type HeadListStoriesParams struct {
+	// Limit Page size, an integer from 1 to 25; out of range gives 400 (never clamped).
+	Limit *StoryLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The previous page's `pagination.next_cursor`, passed back as is. Opaque and bound to the endpoint that issued it: an undecodable, tampered or foreign cursor gives 400.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Coins Only items about any of these coins: a comma-separated list of 1 to 20 tickers (`BTC`, `btc,eth`), case-insensitive, each 1 to 12 letters or digits. `/v1/sources` lists the tickers that occur; a ticker no item mentions gives an empty page, not an error. Anything else gives 400 naming `coins`.
+	Coins *Coins `form:"coins,omitempty" json:"coins,omitempty"`
+
+	// Q Full-text search of the headline (PostgreSQL `websearch_to_tsquery`, English stemming): words (all must occur), `"quoted phrases"`, `-excluded` words and `or`. Results stay newest first and combine with every other filter. 1 to 256 bytes, not blank; else 400 naming `q`. A search of stop words only (`the`) matches nothing.
+	Q *StoryQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// Pane Only stories with a firehose message in this pane, written exactly; any other value gives 400 listing the panes.
+	Pane *HeadListStoriesParamsPane `form:"pane,omitempty" json:"pane,omitempty"`
+
+	// Since Only stories whose latest item was created at or after this instant: an RFC 3339 date-time with `Z` or an offset (write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day.
+	Since *StorySince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Items How many of each story's first items to show, oldest first: an integer from 1 to 5; else 400. `/v1/stories/{id}` shows them all.
+	Items *StoryItems `form:"items,omitempty" json:"items,omitempty"`
+
+	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeBody *StoryIncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadListStoriesParamsPane defines parameters for HeadListStories.
+type HeadListStoriesParamsPane string
+
+// GetStoryParams defines parameters for GetStory.
+type GetStoryParams struct {
+	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeBody *StoryIncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadGetStoryParams defines parameters for HeadGetStory.
+type HeadGetStoryParams struct {
+	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
+	IncludeBody *StoryIncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
+
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
@@ -1979,6 +2655,68 @@ func (a GraphQLError_Extensions) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsStoryPost returns the union data inside the StoryItem as a StoryPost
+func (t StoryItem) AsStoryPost() (StoryPost, error) {
+	var body StoryPost
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStoryPost overwrites any union data inside the StoryItem as the provided StoryPost
+func (t *StoryItem) FromStoryPost(v StoryPost) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStoryPost performs a merge with any union data inside the StoryItem, using the provided StoryPost
+func (t *StoryItem) MergeStoryPost(v StoryPost) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStoryFirehoseMessage returns the union data inside the StoryItem as a StoryFirehoseMessage
+func (t StoryItem) AsStoryFirehoseMessage() (StoryFirehoseMessage, error) {
+	var body StoryFirehoseMessage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStoryFirehoseMessage overwrites any union data inside the StoryItem as the provided StoryFirehoseMessage
+func (t *StoryItem) FromStoryFirehoseMessage(v StoryFirehoseMessage) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStoryFirehoseMessage performs a merge with any union data inside the StoryItem, using the provided StoryFirehoseMessage
+func (t *StoryItem) MergeStoryFirehoseMessage(v StoryFirehoseMessage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StoryItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StoryItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // AsErrorEnvelope returns the union data inside the GraphqlGet500JSONResponseBody as a ErrorEnvelope
@@ -2497,6 +3235,34 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /v1/sources (the `HeadGetSources` operationId).
 	HeadGetSources(ctx context.Context, params *HeadGetSourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListStories List stories
+	//
+	// Stories, newest first by their latest item (`last_seen_at`, then `id`), a page at a time, each with its first items. A story is in a pane when any of its items is; `coins` match the union of its items' coins; `q` searches the headline.
+	//
+	// Corresponds with GET /v1/stories (the `ListStories` operationId).
+	ListStories(ctx context.Context, params *ListStoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadListStories Headers of: List stories
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Corresponds with HEAD /v1/stories (the `HeadListStories` operationId).
+	HeadListStories(ctx context.Context, params *HeadListStoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetStory Get a story with all its items
+	//
+	// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+	//
+	// Corresponds with GET /v1/stories/{id} (the `GetStory` operationId).
+	GetStory(ctx context.Context, id StoryID, params *GetStoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadGetStory Headers of: Get a story with all its items
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Corresponds with HEAD /v1/stories/{id} (the `HeadGetStory` operationId).
+	HeadGetStory(ctx context.Context, id StoryID, params *HeadGetStoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetLanding Where to start: the links of the service
@@ -3258,6 +4024,74 @@ func (c *Client) GetSources(ctx context.Context, params *GetSourcesParams, reqEd
 // Corresponds with HEAD /v1/sources (the `HeadGetSources` operationId).
 func (c *Client) HeadGetSources(ctx context.Context, params *HeadGetSourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadGetSourcesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListStories List stories
+//
+// Stories, newest first by their latest item (`last_seen_at`, then `id`), a page at a time, each with its first items. A story is in a pane when any of its items is; `coins` match the union of its items' coins; `q` searches the headline.
+//
+// Corresponds with GET /v1/stories (the `ListStories` operationId).
+func (c *Client) ListStories(ctx context.Context, params *ListStoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListStoriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadListStories Headers of: List stories
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Corresponds with HEAD /v1/stories (the `HeadListStories` operationId).
+func (c *Client) HeadListStories(ctx context.Context, params *HeadListStoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadListStoriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStory Get a story with all its items
+//
+// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+//
+// Corresponds with GET /v1/stories/{id} (the `GetStory` operationId).
+func (c *Client) GetStory(ctx context.Context, id StoryID, params *GetStoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStoryRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadGetStory Headers of: Get a story with all its items
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Corresponds with HEAD /v1/stories/{id} (the `HeadGetStory` operationId).
+func (c *Client) HeadGetStory(ctx context.Context, id StoryID, params *HeadGetStoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadGetStoryRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5228,6 +6062,18 @@ func NewListFirehoseRequest(server string, params *ListFirehoseParams) (*http.Re
 
 		}
 
+		if params.Collapse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collapse", *params.Collapse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeSummary != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -5417,6 +6263,18 @@ func NewHeadListFirehoseRequest(server string, params *HeadListFirehoseParams) (
 
 		}
 
+		if params.Collapse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collapse", *params.Collapse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeSummary != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_summary", *params.IncludeSummary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -5549,6 +6407,18 @@ func NewStreamFirehoseRequest(server string, params *StreamFirehoseParams) (*htt
 		if params.Q != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Collapse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collapse", *params.Collapse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5903,6 +6773,18 @@ func NewListPostsRequest(server string, params *ListPostsParams) (*http.Request,
 
 		}
 
+		if params.Collapse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collapse", *params.Collapse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeBody != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -6080,6 +6962,18 @@ func NewHeadListPostsRequest(server string, params *HeadListPostsParams) (*http.
 
 		}
 
+		if params.Collapse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collapse", *params.Collapse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.IncludeBody != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
@@ -6200,6 +7094,18 @@ func NewStreamPostsRequest(server string, params *StreamPostsParams) (*http.Requ
 		if params.Q != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Collapse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "collapse", *params.Collapse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6485,6 +7391,464 @@ func NewHeadGetSourcesRequest(server string, params *HeadGetSourcesParams) (*htt
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListStoriesRequest constructs an http.Request for the ListStories method
+func NewListStoriesRequest(server string, params *ListStoriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/stories")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Pane != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pane", *params.Pane, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Items != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "items", *params.Items, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeBody != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadListStoriesRequest constructs an http.Request for the HeadListStories method
+func NewHeadListStoriesRequest(server string, params *HeadListStoriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/stories")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Coins != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "coins", *params.Coins, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Pane != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pane", *params.Pane, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Items != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "items", *params.Items, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeBody != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetStoryRequest constructs an http.Request for the GetStory method
+func NewGetStoryRequest(server string, id StoryID, params *GetStoryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/stories/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.IncludeBody != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadGetStoryRequest constructs an http.Request for the HeadGetStory method
+func NewHeadGetStoryRequest(server string, id StoryID, params *HeadGetStoryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/stories/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.IncludeBody != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
@@ -6958,6 +8322,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /v1/sources (the `HeadGetSources` operationId).
 	HeadGetSourcesWithResponse(ctx context.Context, params *HeadGetSourcesParams, reqEditors ...RequestEditorFn) (*HeadGetSourcesResponse, error)
+
+	// ListStoriesWithResponse List stories
+	//
+	// Stories, newest first by their latest item (`last_seen_at`, then `id`), a page at a time, each with its first items. A story is in a pane when any of its items is; `coins` match the union of its items' coins; `q` searches the headline.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/stories (the `ListStories` operationId).
+	ListStoriesWithResponse(ctx context.Context, params *ListStoriesParams, reqEditors ...RequestEditorFn) (*ListStoriesResponse, error)
+
+	// HeadListStoriesWithResponse Headers of: List stories
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/stories (the `HeadListStories` operationId).
+	HeadListStoriesWithResponse(ctx context.Context, params *HeadListStoriesParams, reqEditors ...RequestEditorFn) (*HeadListStoriesResponse, error)
+
+	// GetStoryWithResponse Get a story with all its items
+	//
+	// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/stories/{id} (the `GetStory` operationId).
+	GetStoryWithResponse(ctx context.Context, id StoryID, params *GetStoryParams, reqEditors ...RequestEditorFn) (*GetStoryResponse, error)
+
+	// HeadGetStoryWithResponse Headers of: Get a story with all its items
+	//
+	// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/stories/{id} (the `HeadGetStory` operationId).
+	HeadGetStoryWithResponse(ctx context.Context, id StoryID, params *HeadGetStoryParams, reqEditors ...RequestEditorFn) (*HeadGetStoryResponse, error)
 }
 
 // GetLandingResponse200Headers the declared response headers of an HTTP 200 response for GetLanding
@@ -13866,6 +15266,715 @@ func (r HeadGetSourcesResponse) ContentType() string {
 	return ""
 }
 
+// ListStoriesResponse200Headers the declared response headers of an HTTP 200 response for ListStories
+type ListStoriesResponse200Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse304Headers the declared response headers of an HTTP 304 response for ListStories
+type ListStoriesResponse304Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse400Headers the declared response headers of an HTTP 400 response for ListStories
+type ListStoriesResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse401Headers the declared response headers of an HTTP 401 response for ListStories
+type ListStoriesResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse402Headers the declared response headers of an HTTP 402 response for ListStories
+type ListStoriesResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse403Headers the declared response headers of an HTTP 403 response for ListStories
+type ListStoriesResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse405Headers the declared response headers of an HTTP 405 response for ListStories
+type ListStoriesResponse405Headers struct {
+	Allow               string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse429Headers the declared response headers of an HTTP 429 response for ListStories
+type ListStoriesResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// ListStoriesResponse500Headers the declared response headers of an HTTP 500 response for ListStories
+type ListStoriesResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type ListStoriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StoriesPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *QuotaExceeded
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenTier
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListStoriesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListStoriesResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListStoriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListStoriesResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *ListStoriesResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListStoriesResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListStoriesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListStoriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListStoriesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListStoriesResponse) GetJSON200() *StoriesPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListStoriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListStoriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r ListStoriesResponse) GetJSON402() *QuotaExceeded {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListStoriesResponse) GetJSON403() *ForbiddenTier {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListStoriesResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListStoriesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListStoriesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListStoriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListStoriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListStoriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListStoriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadListStoriesResponse200Headers the declared response headers of an HTTP 200 response for HeadListStories
+type HeadListStoriesResponse200Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse304Headers the declared response headers of an HTTP 304 response for HeadListStories
+type HeadListStoriesResponse304Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse400Headers the declared response headers of an HTTP 400 response for HeadListStories
+type HeadListStoriesResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse401Headers the declared response headers of an HTTP 401 response for HeadListStories
+type HeadListStoriesResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse402Headers the declared response headers of an HTTP 402 response for HeadListStories
+type HeadListStoriesResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse403Headers the declared response headers of an HTTP 403 response for HeadListStories
+type HeadListStoriesResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse405Headers the declared response headers of an HTTP 405 response for HeadListStories
+type HeadListStoriesResponse405Headers struct {
+	Allow               string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse429Headers the declared response headers of an HTTP 429 response for HeadListStories
+type HeadListStoriesResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadListStoriesResponse500Headers the declared response headers of an HTTP 500 response for HeadListStories
+type HeadListStoriesResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type HeadListStoriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadListStoriesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *HeadListStoriesResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *HeadListStoriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadListStoriesResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *HeadListStoriesResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *HeadListStoriesResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *HeadListStoriesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadListStoriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *HeadListStoriesResponse500Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadListStoriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadListStoriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadListStoriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadListStoriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetStoryResponse200Headers the declared response headers of an HTTP 200 response for GetStory
+type GetStoryResponse200Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse304Headers the declared response headers of an HTTP 304 response for GetStory
+type GetStoryResponse304Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse400Headers the declared response headers of an HTTP 400 response for GetStory
+type GetStoryResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse401Headers the declared response headers of an HTTP 401 response for GetStory
+type GetStoryResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse402Headers the declared response headers of an HTTP 402 response for GetStory
+type GetStoryResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse403Headers the declared response headers of an HTTP 403 response for GetStory
+type GetStoryResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse404Headers the declared response headers of an HTTP 404 response for GetStory
+type GetStoryResponse404Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse405Headers the declared response headers of an HTTP 405 response for GetStory
+type GetStoryResponse405Headers struct {
+	Allow               string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse429Headers the declared response headers of an HTTP 429 response for GetStory
+type GetStoryResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// GetStoryResponse500Headers the declared response headers of an HTTP 500 response for GetStory
+type GetStoryResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type GetStoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StoryResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *QuotaExceeded
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenTier
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetStoryResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetStoryResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetStoryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetStoryResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *GetStoryResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetStoryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetStoryResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetStoryResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetStoryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetStoryResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStoryResponse) GetJSON200() *StoryResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetStoryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetStoryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r GetStoryResponse) GetJSON402() *QuotaExceeded {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetStoryResponse) GetJSON403() *ForbiddenTier {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetStoryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetStoryResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetStoryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStoryResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadGetStoryResponse200Headers the declared response headers of an HTTP 200 response for HeadGetStory
+type HeadGetStoryResponse200Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse304Headers the declared response headers of an HTTP 304 response for HeadGetStory
+type HeadGetStoryResponse304Headers struct {
+	ETag                string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse400Headers the declared response headers of an HTTP 400 response for HeadGetStory
+type HeadGetStoryResponse400Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse401Headers the declared response headers of an HTTP 401 response for HeadGetStory
+type HeadGetStoryResponse401Headers struct {
+	WWWAuthenticate     string
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse402Headers the declared response headers of an HTTP 402 response for HeadGetStory
+type HeadGetStoryResponse402Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse403Headers the declared response headers of an HTTP 403 response for HeadGetStory
+type HeadGetStoryResponse403Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse404Headers the declared response headers of an HTTP 404 response for HeadGetStory
+type HeadGetStoryResponse404Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse405Headers the declared response headers of an HTTP 405 response for HeadGetStory
+type HeadGetStoryResponse405Headers struct {
+	Allow               string
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse429Headers the declared response headers of an HTTP 429 response for HeadGetStory
+type HeadGetStoryResponse429Headers struct {
+	RateLimit           string
+	RateLimitLimit      int
+	RateLimitPolicy     string
+	RateLimitRemaining  int
+	RateLimitReset      int
+	RetryAfter          int
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+// HeadGetStoryResponse500Headers the declared response headers of an HTTP 500 response for HeadGetStory
+type HeadGetStoryResponse500Headers struct {
+	XContentTypeOptions string
+	XRequestId          string
+}
+
+type HeadGetStoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadGetStoryResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *HeadGetStoryResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *HeadGetStoryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadGetStoryResponse401Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *HeadGetStoryResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *HeadGetStoryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *HeadGetStoryResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *HeadGetStoryResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadGetStoryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *HeadGetStoryResponse500Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadGetStoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadGetStoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadGetStoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadGetStoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetLandingWithResponse Where to start: the links of the service
 //
 // What the service is and where to start: its health, this OpenAPI document, the API reference, GraphQL (GraphiQL in a browser) and the internal dashboard; `/` and `/v1` answer the same. The answer depends on `Accept` (hence `Vary: Accept`): a client that ranks `text/html` (or `application/xhtml+xml`) above `application/json`, as a browser's navigation does, gets an HTML page; every other request, with no `Accept`, with `*/*` (curl's default) or with `application/json`, gets JSON in the envelope. Each type takes the quality of the most specific range that matches it, and a tie goes to JSON. Needs no key; limited per client IP. Like every endpoint, it refuses query parameters (it takes none).
@@ -14539,6 +16648,66 @@ func (c *ClientWithResponses) HeadGetSourcesWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseHeadGetSourcesResponse(rsp)
+}
+
+// ListStoriesWithResponse List stories
+//
+// Stories, newest first by their latest item (`last_seen_at`, then `id`), a page at a time, each with its first items. A story is in a pane when any of its items is; `coins` match the union of its items' coins; `q` searches the headline.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/stories (the `ListStories` operationId).
+func (c *ClientWithResponses) ListStoriesWithResponse(ctx context.Context, params *ListStoriesParams, reqEditors ...RequestEditorFn) (*ListStoriesResponse, error) {
+	rsp, err := c.ListStories(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListStoriesResponse(rsp)
+}
+
+// HeadListStoriesWithResponse Headers of: List stories
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/stories (the `HeadListStories` operationId).
+func (c *ClientWithResponses) HeadListStoriesWithResponse(ctx context.Context, params *HeadListStoriesParams, reqEditors ...RequestEditorFn) (*HeadListStoriesResponse, error) {
+	rsp, err := c.HeadListStories(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadListStoriesResponse(rsp)
+}
+
+// GetStoryWithResponse Get a story with all its items
+//
+// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/stories/{id} (the `GetStory` operationId).
+func (c *ClientWithResponses) GetStoryWithResponse(ctx context.Context, id StoryID, params *GetStoryParams, reqEditors ...RequestEditorFn) (*GetStoryResponse, error) {
+	rsp, err := c.GetStory(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStoryResponse(rsp)
+}
+
+// HeadGetStoryWithResponse Headers of: Get a story with all its items
+//
+// The headers `GET` would answer with (status, `ETag`, rate limits), without a body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/stories/{id} (the `HeadGetStory` operationId).
+func (c *ClientWithResponses) HeadGetStoryWithResponse(ctx context.Context, id StoryID, params *HeadGetStoryParams, reqEditors ...RequestEditorFn) (*HeadGetStoryResponse, error) {
+	rsp, err := c.HeadGetStory(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadGetStoryResponse(rsp)
 }
 
 // ParseGetLandingResponse parses an HTTP response from a GetLandingWithResponse call
@@ -32668,6 +34837,1909 @@ func ParseHeadGetSourcesResponse(rsp *http.Response) (*HeadGetSourcesResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers HeadGetSourcesResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListStoriesResponse parses an HTTP response from a ListStoriesWithResponse call
+func ParseListStoriesResponse(rsp *http.Response) (*ListStoriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListStoriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StoriesPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenTier
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListStoriesResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListStoriesResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListStoriesResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListStoriesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers ListStoriesResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListStoriesResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListStoriesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListStoriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListStoriesResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadListStoriesResponse parses an HTTP response from a HeadListStoriesWithResponse call
+func ParseHeadListStoriesResponse(rsp *http.Response) (*HeadListStoriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadListStoriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadListStoriesResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers HeadListStoriesResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers HeadListStoriesResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers HeadListStoriesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers HeadListStoriesResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers HeadListStoriesResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers HeadListStoriesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadListStoriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers HeadListStoriesResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetStoryResponse parses an HTTP response from a GetStoryWithResponse call
+func ParseGetStoryResponse(rsp *http.Response) (*GetStoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StoryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenTier
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetStoryResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetStoryResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetStoryResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetStoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers GetStoryResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetStoryResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetStoryResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetStoryResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetStoryResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetStoryResponse500Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadGetStoryResponse parses an HTTP response from a HeadGetStoryWithResponse call
+func ParseHeadGetStoryResponse(rsp *http.Response) (*HeadGetStoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadGetStoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadGetStoryResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers HeadGetStoryResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers HeadGetStoryResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers HeadGetStoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 402:
+		var headers HeadGetStoryResponse402Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers HeadGetStoryResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers HeadGetStoryResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers HeadGetStoryResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadGetStoryResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers HeadGetStoryResponse500Headers
 		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

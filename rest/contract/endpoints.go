@@ -51,6 +51,7 @@ func Endpoints(etf bool) []Endpoint {
 				Search("PostQuery", "the body"),
 				SinceID(),
 				Position(),
+				Collapse(),
 				Bool("include_body", "includeBody", true, true, "IncludeBody", "Whether posts carry `body`."),
 				includeRaw,
 			},
@@ -100,6 +101,7 @@ func Endpoints(etf bool) []Endpoint {
 				Search("FirehoseQuery", "the title, body and AI summary together"),
 				SinceID(),
 				Position(),
+				Collapse(),
 				Bool("include_summary", "includeSummary", false, false, "IncludeSummary", "Whether messages carry `summary_ai`."),
 			},
 			OperationID: "listFirehose", Summary: "List firehose messages", Tag: TagFeed,
@@ -118,10 +120,13 @@ func Endpoints(etf bool) []Endpoint {
 			Response:    "SourcesResponse", OK: "The filter values.",
 		},
 	}
+	if etf {
+		eps[len(eps)-1].Query = "sources_etf"
+	}
+	eps = append(eps, storyEndpoints()...)
 	if !etf {
 		return eps
 	}
-	eps[len(eps)-1].Query = "sources_etf"
 	return append(eps,
 		Endpoint{
 			Path: "/v1/etf-flows", Query: "etf_flows", Shape: OptionalPage, Units: "usd", ETF: true,

@@ -110,9 +110,9 @@ func isProse(k string, v any) bool {
 }
 
 // contains reports where got does not hold want: an object holds every key
-// of want's with a value that holds its value; a list of parameters holds
-// each of want's (by $ref, or by name and place); any other list or value
-// is equal. JSON pointers name the places.
+// of want's with a value that holds its value; a list of parameters (or
+// the document's tags) holds each of want's (by $ref, or by name and
+// place), in any order; any other list or value is equal. JSON pointers name the places.
 func contains(path string, want, got any) []string {
 	switch w := want.(type) {
 	case map[string]any:
@@ -147,7 +147,7 @@ func contains(path string, want, got any) []string {
 		if !ok {
 			return []string{fmt.Sprintf("%s: was a list, is %v", path, got)}
 		}
-		if strings.HasSuffix(path, "/parameters") {
+		if strings.HasSuffix(path, "/parameters") || path == "/tags" {
 			var out []string
 			for _, wp := range w {
 				i := slices.IndexFunc(g, func(gp any) bool { return sameParameter(wp, gp) })
@@ -175,8 +175,8 @@ func contains(path string, want, got any) []string {
 	}
 }
 
-// sameParameter reports whether two documented parameters are the same
-// one: the same component, or the same name in the same place.
+// sameParameter reports whether two documented parameters (or tags) are
+// the same one: the same component, or the same name in the same place.
 func sameParameter(a, b any) bool {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)

@@ -84,6 +84,7 @@ func Document(o Options) *openapi3.T {
 		{Name: contract.TagBriefs, Description: "Weekly briefs in Markdown."},
 		{Name: contract.TagFeed, Description: "The unfiltered upstream news stream, split into panes."},
 		{Name: contract.TagSources, Description: "The valid values of the filters."},
+		{Name: contract.TagStories, Description: "Stories: the items of several sources that tell the same event, found by their words within 48 hours."},
 	}
 	if o.ETFEnabled {
 		tags = append(tags, &openapi3.Tag{Name: contract.TagETF, Description: "Daily US spot-ETF flows in raw US dollars."})

@@ -129,7 +129,9 @@ func schemas(o Options) openapi3.Schemas {
 		s["EtfMeta"] = object("Facts about an ETF response; monetary values are in `units`.", etfMeta, "api_version", "request_id", "tier", "units")
 		etfSchemas(s)
 	}
+	sources["delays"] = sourceDelays()
 	s["Sources"] = object("The valid values of the filters.", sources, required...)
+	storySchemas(s)
 
 	s["HealthResponse"] = envelope(ref("Health"), false, "Meta")
 	s["PostsPage"] = envelope(arrayOf(ref("Post"), ""), true, "Meta")

@@ -1,0 +1,551 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/feedapi/feedapi/db/story"
+)
+
+// Story assignment (migration 20261126200001_stories): every writer of
+// posts and firehose messages (the importer, the seed's live publisher)
+// asks a StoryAssigner for the story of each new item before writing it,
+// and writes the returned plan in the transaction that writes the items.
+
+// ItemKind tells the two tables whose items form stories.
+type ItemKind byte
+
+const (
+	KindPost     ItemKind = 'p'
+	KindFirehose ItemKind = 'f'
+)
+
+func (k ItemKind) table() string {
+	if k == KindPost {
+		return "posts"
+	}
+	return "firehose_messages"
+}
+
+// StoryItem is an item being written, as the assigner reads it; Assign
+// sets *Story.
+type StoryItem struct {
+	Kind      ItemKind
+	ID        int64
+	CreatedAt time.Time
+	Title     string // "" for posts and untitled messages
+	Body      string
+	Source    string
+	Pane      string // "" for posts
+	Coins     []string
+	// Story receives the item's story id (the row's story_id column).
+	Story *int64
+}
+
+// Querier runs statements: a bun transaction or database (SQLQuerier) or
+// a pgx transaction (PgxQuerier), so that the importer and the seed's COPY
+// path share one assigner.
+type Querier interface {
+	Exec(ctx context.Context, query string, args ...any) error
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+}
+
+// Rows is the part of a result set the assigner reads.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// SQLQuerier runs statements on database/sql (bun.DB, bun.Tx, bun.Conn).
+type SQLQuerier struct {
+	DB interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	}
+}
+
+func (q SQLQuerier) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := q.DB.ExecContext(ctx, query, args...)
+	return err
+}
+
+func (q SQLQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := q.DB.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+// sqlRows closes itself at the end, as pgx's rows do.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	_ = r.Rows.Close()
+	return false
+}
+
+// PgxQuerier runs statements on a pgx transaction.
+type PgxQuerier struct{ Tx pgx.Tx }
+
+func (q PgxQuerier) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := q.Tx.Exec(ctx, query, args...)
+	return err
+}
+
+func (q PgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	return q.Tx.Query(ctx, query, args...)
+}
+
+// StoryAssigner assigns items to stories. It remembers the items of its
+// last plans, so that a writer that commits batches in order but writes
+// them concurrently (the importer) finds the stories of the batch before,
+// not committed yet. Not safe for concurrent use.
+type StoryAssigner struct {
+	recent   [2][]member          // the members of the last two plans
+	assigned [2]map[itemKey]int64 // the story of every item of the last two plans
+}
+
+type itemKey struct {
+	kind ItemKind
+	id   int64
+}
+
+// member is an item whose features are indexed.
+type member struct {
+	kind  ItemKind
+	id    int64
+	story int64
+	at    time.Time
+	start time.Time // the story's first item
+	f     story.Features
+	bands []int64
+}
+
+// StoryPlan is what a batch of assigned items writes besides themselves:
+// new stories and the growth of others, the members and bands to index.
+type StoryPlan struct {
+	stories map[int64]*storyDelta
+	members []member
+}
+
+// storyDelta is the growth of one story by this batch's items.
+type storyDelta struct {
+	id       int64
+	n        int
+	first    time.Time
+	last     time.Time
+	headline string
+	sources  []string
+	coins    []string
+	panes    []string
+}
+
+// Stories reports the ids of the stories the plan writes: two batches
+// that write a story in common must not write it concurrently.
+func (p *StoryPlan) Stories() []int64 {
+	if p == nil {
+		return nil
+	}
+	ids := make([]int64, 0, len(p.stories))
+	for id := range p.stories {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Assign sets the story of each item: an item already stored keeps its
+// story; a new one joins the story of the most similar near-duplicate
+// seen within story.Window (in the database, in this batch, or in the
+// assigner's last plans), or starts a new story. It reads q (committed
+// rows and the probe of story_bands) and writes nothing: the plan is
+// written by StoryPlan.Write in the items' transaction.
+func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem) (*StoryPlan, error) {
+	plan := &StoryPlan{stories: map[int64]*storyDelta{}}
+	if len(items) == 0 {
+		return plan, nil
+	}
+	// Items already stored keep their story (an update of an item does
+	// not move it).
+	stored := map[ItemKind]map[int64]int64{}
+	for _, kind := range []ItemKind{KindPost, KindFirehose} {
+		var ids []int64
+		for _, it := range items {
+			if it.Kind == kind {
+				ids = append(ids, it.ID)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		m, err := storedStories(ctx, q, kind, ids)
+		if err != nil {
+			return nil, err
+		}
+		stored[kind] = m
+	}
+	storyOf := func(it *StoryItem) int64 {
+		if s := stored[it.Kind][it.ID]; s != 0 {
+			return s
+		}
+		// Written by a batch not committed yet.
+		for _, as := range a.assigned {
+			if s := as[itemKey{it.Kind, it.ID}]; s != 0 {
+				return s
+			}
+		}
+		return 0
+	}
+
+	order := make([]int, 0, len(items))
+	feats := make([]story.Features, len(items))
+	bands := make([][]int64, len(items))
+	var probe []int64
+	var lo, hi time.Time
+	for i := range items {
+		it := &items[i]
+		if s := storyOf(it); s != 0 {
+			*it.Story = s
+			continue
+		}
+		feats[i] = story.Of(it.Title, it.Body)
+		bands[i] = feats[i].Bands()
+		probe = append(probe, bands[i]...)
+		if lo.IsZero() || it.CreatedAt.Before(lo) {
+			lo = it.CreatedAt
+		}
+		if it.CreatedAt.After(hi) {
+			hi = it.CreatedAt
+		}
+		order = append(order, i)
+	}
+	if len(order) == 0 {
+		return plan, nil
+	}
+	// Candidates: the database's (one probe of the band index for the
+	// whole batch), the last plans', and this batch's own as it goes.
+	byBand := map[int64][]*member{}
+	sizes := map[int64]int{} // members indexed per story, as far as known
+	starts := map[int64]time.Time{}
+	add := func(m *member) {
+		for _, b := range m.bands {
+			byBand[b] = append(byBand[b], m)
+		}
+		sizes[m.story]++
+		if s, ok := starts[m.story]; !ok || m.start.Before(s) {
+			starts[m.story] = m.start
+		}
+	}
+	dbMembers, err := probeBands(ctx, q, probe, lo.Add(-story.Window), hi.Add(story.Window))
+	if err != nil {
+		return nil, err
+	}
+	for i := range dbMembers {
+		add(&dbMembers[i])
+	}
+	for _, ms := range a.recent {
+		for i := range ms {
+			add(&ms[i])
+		}
+	}
+
+	slices.SortStableFunc(order, func(x, y int) int {
+		if c := items[x].CreatedAt.Compare(items[y].CreatedAt); c != 0 {
+			return c
+		}
+		return int(items[x].ID - items[y].ID)
+	})
+	var fresh []*storyDelta // new stories, numbered once counted
+	for _, i := range order {
+		it := &items[i]
+		var cands []story.Candidate
+		seen := map[*member]bool{}
+		for _, b := range bands[i] {
+			for _, m := range byBand[b] {
+				if !seen[m] {
+					seen[m] = true
+					cands = append(cands, story.Candidate{Story: m.story, Features: m.f, At: m.at, Start: starts[m.story]})
+				}
+			}
+		}
+		id, ok := story.Pick(feats[i], it.CreatedAt, cands)
+		if !ok {
+			// A provisional id below zero until the new ids are drawn.
+			id = -int64(len(fresh) + 1)
+			fresh = append(fresh, &storyDelta{id: id})
+			plan.stories[id] = fresh[len(fresh)-1]
+		}
+		*it.Story = id
+		plan.grow(it)
+		start := it.CreatedAt
+		if s, ok := starts[id]; ok && s.Before(start) {
+			start = s
+		}
+		if sizes[id] < story.MembersIndexed && len(bands[i]) > 0 {
+			m := &member{kind: it.Kind, id: it.ID, story: id, at: it.CreatedAt, start: start, f: feats[i], bands: bands[i]}
+			plan.members = append(plan.members, *m)
+			add(m)
+		}
+	}
+	if len(fresh) > 0 {
+		ids, err := newStoryIDs(ctx, q, len(fresh))
+		if err != nil {
+			return nil, err
+		}
+		renumber := map[int64]int64{}
+		for k, d := range fresh {
+			renumber[d.id] = ids[k]
+			delete(plan.stories, d.id)
+			d.id = ids[k]
+			plan.stories[d.id] = d
+		}
+		for _, i := range order {
+			if s := *items[i].Story; s < 0 {
+				*items[i].Story = renumber[s]
+			}
+		}
+		for k := range plan.members {
+			if s := plan.members[k].story; s < 0 {
+				plan.members[k].story = renumber[s]
+			}
+		}
+	}
+	a.recent[0], a.recent[1] = a.recent[1], plan.members
+	assigned := make(map[itemKey]int64, len(order))
+	for _, i := range order {
+		assigned[itemKey{items[i].Kind, items[i].ID}] = *items[i].Story
+	}
+	a.assigned[0], a.assigned[1] = a.assigned[1], assigned
+	return plan, nil
+}
+
+// grow counts it in its story's delta.
+func (p *StoryPlan) grow(it *StoryItem) {
+	d := p.stories[*it.Story]
+	if d == nil {
+		d = &storyDelta{id: *it.Story}
+		p.stories[d.id] = d
+	}
+	d.n++
+	if d.first.IsZero() || it.CreatedAt.Before(d.first) {
+		d.first = it.CreatedAt
+		d.headline = Headline(it.Title, it.Body)
+	}
+	if it.CreatedAt.After(d.last) {
+		d.last = it.CreatedAt
+	}
+	d.sources = addSorted(d.sources, it.Source)
+	for _, c := range it.Coins {
+		d.coins = addSorted(d.coins, c)
+	}
+	if it.Pane != "" {
+		d.panes = addSorted(d.panes, it.Pane)
+	}
+}
+
+func addSorted(list []string, s string) []string {
+	i, found := slices.BinarySearch(list, s)
+	if found {
+		return list
+	}
+	return slices.Insert(list, i, s)
+}
+
+// maxHeadline bounds a story's headline (in runes).
+const maxHeadline = 300
+
+// Headline is what a story shows of its first item: the title, or the
+// first line of the body.
+func Headline(title, body string) string {
+	h := strings.TrimSpace(title)
+	if h == "" {
+		h, _, _ = strings.Cut(strings.TrimSpace(body), "\n")
+		h = strings.TrimSpace(h)
+	}
+	if r := []rune(h); len(r) > maxHeadline {
+		h = string(r[:maxHeadline-1]) + "…"
+	}
+	return h
+}
+
+// storedStories returns the story of each of ids stored in kind's table (0
+// for a row written before stories existed).
+func storedStories(ctx context.Context, q Querier, kind ItemKind, ids []int64) (map[int64]int64, error) {
+	rows, err := q.Query(ctx, `SELECT id, coalesce(story_id, 0) FROM `+kind.table()+` WHERE id = ANY($1::bigint[])`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
+	}
+	m := map[int64]int64{}
+	for rows.Next() {
+		var id, s int64
+		if err := rows.Scan(&id, &s); err != nil {
+			return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
+		}
+		m[id] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
+	}
+	return m, nil
+}
+
+// probeSQL finds the indexed items that share a band with the new items
+// and were seen within the window: one probe of story_bands_probe_idx per
+// band, reading at most story.MaxPerBand items of it, the most recent.
+const probeSQL = `SELECT m.kind::text, m.item_id, m.story_id, m.seen_at, m.features, s.first_seen_at
+	FROM story_members m JOIN stories s ON s.id = m.story_id
+	WHERE (m.kind, m.item_id) IN (SELECT b.kind, b.item_id FROM unnest($1::bigint[]) k,
+		LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
+			ORDER BY seen_at DESC LIMIT $4) b)`
+
+func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time) ([]member, error) {
+	if len(bands) == 0 {
+		return nil, nil
+	}
+	slices.Sort(bands)
+	bands = slices.Compact(bands)
+	rows, err := q.Query(ctx, probeSQL, bands, lo, hi, story.MaxPerBand)
+	if err != nil {
+		return nil, fmt.Errorf("stories: probe bands: %w", err)
+	}
+	var out []member
+	for rows.Next() {
+		var m member
+		var kind string
+		var enc string
+		if err := rows.Scan(&kind, &m.id, &m.story, &m.at, &enc, &m.start); err != nil {
+			return nil, fmt.Errorf("stories: probe bands: %w", err)
+		}
+		if len(kind) == 1 {
+			m.kind = ItemKind(kind[0])
+		}
+		if m.f, err = story.Decode(enc); err != nil {
+			return nil, err
+		}
+		m.bands = m.f.Bands()
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("stories: probe bands: %w", err)
+	}
+	return out, nil
+}
+
+func newStoryIDs(ctx context.Context, q Querier, n int) ([]int64, error) {
+	rows, err := q.Query(ctx, `SELECT nextval('stories_id_seq') FROM generate_series(1, $1::int)`, n)
+	if err != nil {
+		return nil, fmt.Errorf("stories: new ids: %w", err)
+	}
+	ids := make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("stories: new ids: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("stories: new ids: %w", err)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// upsertStoriesSQL adds a batch's items to their stories, creating the new
+// ones; rows are taken in id order, so that two writers lock shared
+// stories in the same order.
+const upsertStoriesSQL = `INSERT INTO stories AS s (id, first_seen_at, last_seen_at, size, headline, sources, coins, panes)
+	SELECT id, first, last, n, headline,
+		string_to_array(sources, E'\x1f'), coalesce(string_to_array(coins, E'\x1f'), '{}'), coalesce(string_to_array(panes, E'\x1f'), '{}')
+	FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
+		AS v(id, first, last, n, headline, sources, coins, panes)
+	ORDER BY id
+	ON CONFLICT (id) DO UPDATE SET
+		size = s.size + EXCLUDED.size,
+		headline = CASE WHEN EXCLUDED.first_seen_at < s.first_seen_at THEN EXCLUDED.headline ELSE s.headline END,
+		first_seen_at = least(s.first_seen_at, EXCLUDED.first_seen_at),
+		last_seen_at = greatest(s.last_seen_at, EXCLUDED.last_seen_at),
+		sources = ARRAY(SELECT DISTINCT x FROM unnest(s.sources || EXCLUDED.sources) x ORDER BY x),
+		coins = ARRAY(SELECT DISTINCT x FROM unnest(s.coins || EXCLUDED.coins) x ORDER BY x),
+		panes = ARRAY(SELECT DISTINCT x FROM unnest(s.panes || EXCLUDED.panes) x ORDER BY x)`
+
+const insertMembersSQL = `INSERT INTO story_members (kind, item_id, story_id, seen_at, features)
+	SELECT k::"char", i, s, t, f FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::text[]) AS v(k, i, s, t, f)
+	ON CONFLICT DO NOTHING`
+
+const insertBandsSQL = `INSERT INTO story_bands (band, seen_at, kind, item_id)
+	SELECT b, t, k::"char", i FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::bigint[]) AS v(b, t, k, i)`
+
+// Write writes the plan: in the transaction that writes its items, so that
+// the stories and the items commit together.
+func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
+	if p == nil || len(p.stories) == 0 {
+		return nil
+	}
+	n := len(p.stories)
+	var (
+		ids                             = make([]int64, 0, n)
+		first, last                     = make([]time.Time, 0, n), make([]time.Time, 0, n)
+		sizes                           = make([]int32, 0, n)
+		heads, sources, coinsCol, panes = make([]string, 0, n), make([]string, 0, n), make([]*string, 0, n), make([]*string, 0, n)
+	)
+	join := func(list []string) *string {
+		if len(list) == 0 {
+			return nil
+		}
+		s := strings.Join(list, "\x1f")
+		return &s
+	}
+	for _, d := range p.stories {
+		ids = append(ids, d.id)
+		first, last = append(first, d.first), append(last, d.last)
+		sizes = append(sizes, int32(d.n))
+		heads = append(heads, d.headline)
+		sources = append(sources, strings.Join(d.sources, "\x1f"))
+		coinsCol, panes = append(coinsCol, join(d.coins)), append(panes, join(d.panes))
+	}
+	if err := q.Exec(ctx, upsertStoriesSQL, ids, first, last, sizes, heads, sources, coinsCol, panes); err != nil {
+		return fmt.Errorf("stories: write stories: %w", err)
+	}
+	if len(p.members) == 0 {
+		return nil
+	}
+	var (
+		kinds    []string
+		items    []int64
+		stories  []int64
+		seen     []time.Time
+		features []string
+		bBand    []int64
+		bSeen    []time.Time
+		bKind    []string
+		bItem    []int64
+	)
+	for _, m := range p.members {
+		kinds = append(kinds, string(rune(m.kind)))
+		items = append(items, m.id)
+		stories = append(stories, m.story)
+		seen = append(seen, m.at)
+		features = append(features, m.f.Encode())
+		for _, b := range m.bands {
+			bBand, bSeen, bKind, bItem = append(bBand, b), append(bSeen, m.at), append(bKind, string(rune(m.kind))), append(bItem, m.id)
+		}
+	}
+	if err := q.Exec(ctx, insertMembersSQL, kinds, items, stories, seen, features); err != nil {
+		return fmt.Errorf("stories: write members: %w", err)
+	}
+	if err := q.Exec(ctx, insertBandsSQL, bBand, bSeen, bKind, bItem); err != nil {
+		return fmt.Errorf("stories: write bands: %w", err)
+	}
+	return nil
+}

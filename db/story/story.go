@@ -1,0 +1,503 @@
+// Package story decides which items tell the same story: the same event
+// reworded by other sources (a wire headline, three news sites, twenty
+// accounts quoting or retweeting it). It is a pure package: the importer,
+// the seed and the live demo compute an item's Features when they write it,
+// index its Bands (locality-sensitive hashes) in the database, and ask Same
+// about the few candidates an index probe returns.
+//
+// Text is normalized into word 1-shingles: lower case, URLs, mentions and
+// retweet prefixes removed, coin names and tickers folded into the ticker
+// (Solana, $SOL and SOL are one word), numbers folded into their value
+// ($95k, 95,000 and $95K are one word), light stemming, common words and
+// words of no news value dropped. MinHash over the shingles, cut into
+// bands of two, gives the index keys: two texts whose shingle sets overlap
+// by half share a band with a probability above 0.9.
+//
+// Same then decides on the shingles themselves, not on the estimate: enough
+// overlap, no contradiction (inflows against outflows, approves against
+// rejects, rises against falls) and the same figures where both give
+// figures (templated headlines such as "ETFs see $512M inflows" are
+// different stories when the figure differs). The time window is the
+// caller's: the index probe only returns items seen within Window.
+package story
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/feedapi/feedapi/db/coins"
+)
+
+// Window is how far apart in time two items of one story can be: the same
+// words a month later are another event.
+const Window = 48 * time.Hour
+
+const (
+	numHashes  = 24 // MinHash values per item
+	bandRows   = 2  // values per band
+	NumBands   = numHashes / bandRows
+	maxWords   = 48               // shingles kept per item: the headline and the start of the body
+	maxHead    = 24               // words of the body taken as the headline of an item without a title
+	maxText    = 600              // bytes of body read
+	minWords   = 2                // fewer shingles: the item starts its own story
+	maxAnchors = 4                // coin-and-figure keys per item
+	hashSeed   = 0x5eed_5107_0a11 // fixed: bands are stored, so they must not change between runs
+)
+
+// Features is what the detector keeps of an item's text.
+type Features struct {
+	// Head are the shingles of the headline (the title, or the start of
+	// the body of an item without one), sorted and distinct.
+	Head []string
+	// Words are the shingles of the headline and the start of the body,
+	// sorted and distinct.
+	Words []string
+	// Coins are the tickers the item names, sorted.
+	Coins []string
+	// Figures are the numbers the item gives, normalized and sorted.
+	Figures []string
+	// Stance has two bits per pair of opposite words (see opposites): the
+	// first's when the headline says the first word, the second's when it
+	// says the second. The body is not read: "record redemptions one day
+	// after record inflows" is an outflow story.
+	Stance uint64
+}
+
+// Of computes the features of an item from its title (may be empty) and
+// body.
+func Of(title, body string) Features {
+	if len(body) > maxText {
+		cut := maxText
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+		body = body[:cut]
+	}
+	var f Features
+	head, rest := words(title), words(body)
+	if len(head) == 0 {
+		// An item without a title: its first sentence (or its first
+		// words) is its headline.
+		first, after := firstSentence(body)
+		head, rest = words(first), words(after)
+		if len(head) > maxHead {
+			head, rest = head[:maxHead], append(head[maxHead:], rest...)
+		}
+	}
+	f.Head = f.add(head, nil, true)
+	f.Words = f.add(rest, slices.Clone(f.Head), false)
+	slices.Sort(f.Head)
+	slices.Sort(f.Words)
+	slices.Sort(f.Figures)
+	slices.Sort(f.Coins)
+	return f
+}
+
+// firstSentence splits text after its first sentence of at least four
+// words.
+func firstSentence(text string) (string, string) {
+	words := 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == ' ':
+			words++
+		case c == '\n' && words >= 1, (c == '.' || c == '!' || c == '?') && words >= 3 && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
+			return text[:i+1], text[i+1:]
+		}
+	}
+	return text, ""
+}
+
+// add folds ws into shingles, appends the new ones to to and returns it;
+// figures, coins and stance are noted on the way.
+func (f *Features) add(ws []string, to []string, head bool) []string {
+	for i := 0; i < len(ws); i++ {
+		w := strings.Trim(ws[i], ".,")
+		if v, ok := figure(w, next(ws, i)); ok {
+			if next(ws, i) != "" && unit[next(ws, i)] != 0 {
+				i++
+			}
+			if !slices.Contains(f.Figures, v) {
+				f.Figures = append(f.Figures, v)
+			}
+			w = "#" + v
+		} else {
+			w = fold(w)
+			if w == "" {
+				continue
+			}
+			if bit, ok := stanceBits[w]; ok && head {
+				f.Stance |= bit
+			}
+			if isTicker[w] && !slices.Contains(f.Coins, w) {
+				f.Coins = append(f.Coins, w)
+			}
+		}
+		if !slices.Contains(to, w) && len(to) < maxWords {
+			to = append(to, w)
+		}
+	}
+	return to
+}
+
+func next(ws []string, i int) string {
+	if i+1 < len(ws) {
+		return strings.Trim(ws[i+1], ".,")
+	}
+	return ""
+}
+
+// Bands returns the item's index keys: one per band of the MinHash
+// signature of its headline, each a hash of the band's values and its
+// number, and one per coin and figure the headline names together ("BTC"
+// and "95000"), which rewordings keep however else they differ. An item
+// with too few shingles has none and always starts its own story.
+func (f Features) Bands() []int64 {
+	if len(f.Head) < minWords {
+		return nil
+	}
+	var sig [numHashes]uint64
+	for i := range sig {
+		sig[i] = math.MaxUint64
+	}
+	for _, w := range f.Head {
+		h := xxh3.HashStringSeed(w, hashSeed)
+		for i := range sig {
+			// A cheap family of permutations of one good hash.
+			v := (h ^ seeds[i]) * 0x9E3779B97F4A7C15
+			v ^= v >> 29
+			if v < sig[i] {
+				sig[i] = v
+			}
+		}
+	}
+	bands := make([]int64, 0, NumBands+maxAnchors)
+	var buf [8 * (bandRows + 1)]byte
+	for b := range NumBands {
+		binary.LittleEndian.PutUint64(buf[:], uint64(b))
+		for r := range bandRows {
+			binary.LittleEndian.PutUint64(buf[8*(r+1):], sig[b*bandRows+r])
+		}
+		bands = append(bands, int64(xxh3.Hash(buf[:])))
+	}
+	for _, c := range f.Coins {
+		for _, v := range f.Figures {
+			if len(bands) == cap(bands) {
+				return bands
+			}
+			bands = append(bands, int64(xxh3.HashStringSeed(c+"#"+v, hashSeed)))
+		}
+	}
+	return bands
+}
+
+var seeds = func() (s [numHashes]uint64) {
+	x := uint64(hashSeed)
+	for i := range s {
+		// splitmix64
+		x += 0x9E3779B97F4A7C15
+		z := x
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+		s[i] = z ^ (z >> 31)
+	}
+	return s
+}()
+
+// Same reports whether two items whose features are a and b, seen within
+// Window of each other, tell the same story.
+func Same(a, b Features) bool {
+	if len(a.Head) < minWords || len(b.Head) < minWords {
+		return false
+	}
+	if contradict(a.Stance, b.Stance) {
+		return false
+	}
+	if len(a.Coins) > 0 && len(b.Coins) > 0 && intersect(a.Coins, b.Coins) == 0 {
+		return false // "SEC approves spot XRP ETFs" is not the SOL story
+	}
+	if len(a.Figures) > 0 && len(b.Figures) > 0 && intersect(a.Figures, b.Figures) == 0 {
+		return false // templated headlines with other figures
+	}
+	// The headlines agree, or one headline is mostly said by the other item.
+	common := intersect(a.Head, b.Head)
+	need := headJaccard
+	if intersect(a.Figures, b.Figures) > 0 {
+		need = headJaccardFigure
+	}
+	if common >= 3 && float64(common) >= need*float64(len(a.Head)+len(b.Head)-common) {
+		return true
+	}
+	for _, p := range [2][2]Features{{a, b}, {b, a}} {
+		h, all := p[0].Head, p[1].Words
+		c := intersect(h, all)
+		if c >= 3 && float64(c) >= headCovered*float64(len(h)) {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	headJaccard       = 0.4 // of the two headlines' shingles
+	headJaccardFigure = 0.3 // when they give a figure in common
+	headCovered       = 0.6 // share of one headline's shingles that the other item says
+)
+
+// Score is the Jaccard similarity of the shingles, for picking the best of
+// several matching candidates.
+func Score(a, b Features) float64 {
+	common := intersect(a.Head, b.Head)
+	union := len(a.Head) + len(b.Head) - common
+	if union == 0 {
+		return 0
+	}
+	return float64(common) / float64(union)
+}
+
+func intersect(a, b []string) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch strings.Compare(a[i], b[j]) {
+		case 0:
+			n++
+			i++
+			j++
+		case -1:
+			i++
+		default:
+			j++
+		}
+	}
+	return n
+}
+
+// contradict reports whether one item says a word whose opposite the other
+// says, and not both.
+func contradict(a, b uint64) bool {
+	for i := range opposites {
+		x, y := uint64(1)<<(2*i), uint64(1)<<(2*i+1)
+		if (a&x != 0 && a&y == 0 && b&y != 0 && b&x == 0) || (a&y != 0 && a&x == 0 && b&x != 0 && b&y == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// words splits text into lower-case words; URLs, mentions and a leading
+// retweet marker are dropped, and a word keeps the characters that make
+// figures ($, %, ., ,) so that figure can read them.
+func words(text string) []string {
+	var out []string
+	for i, field := range strings.Fields(text) {
+		if strings.HasPrefix(field, "http://") || strings.HasPrefix(field, "https://") || strings.HasPrefix(field, "www.") {
+			continue
+		}
+		if strings.HasPrefix(field, "@") {
+			continue
+		}
+		if i == 0 && strings.EqualFold(field, "RT") {
+			continue
+		}
+		field = strings.ToLower(field)
+		// Split on anything that is neither a letter, a digit nor a figure's
+		// character; hyphenated words become two words.
+		start := -1
+		for j, r := range field {
+			keep := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '$' || r == '%' || r == '.' || r == ','
+			if keep && start < 0 {
+				start = j
+			}
+			if !keep && start >= 0 {
+				out = appendWord(out, field[start:j])
+				start = -1
+			}
+		}
+		if start >= 0 {
+			out = appendWord(out, field[start:])
+		}
+	}
+	return out
+}
+
+func appendWord(out []string, w string) []string {
+	w = strings.Trim(w, ".,")
+	w = strings.TrimLeft(w, "$")
+	if w == "" {
+		return out
+	}
+	// "sec's" and similar arrive without the apostrophe already split.
+	return append(out, w)
+}
+
+// figure reads w as a number, with the unit word that follows it if any:
+// 95k, 95,000, $1.5 billion, 12%. The value is written without a unit so
+// that the forms agree ($95K and 95,000 are both "95000", $1.5B and
+// $1.5 billion both "1500000000"), to three significant digits ("$95.2k"
+// and "95,210" are the same figure in two headlines); percentages keep
+// their sign.
+func figure(w, after string) (string, bool) {
+	if w == "" || !(w[0] >= '0' && w[0] <= '9') {
+		return "", false
+	}
+	pct := strings.HasSuffix(w, "%")
+	w = strings.TrimSuffix(w, "%")
+	mult := 1.0
+	for suf, m := range unit {
+		if len(suf) <= 2 && strings.HasSuffix(w, suf) {
+			if _, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSuffix(w, suf), ",", ""), 64); err == nil {
+				mult, w = m, strings.TrimSuffix(w, suf)
+				break
+			}
+		}
+	}
+	if m := unit[after]; m != 0 && mult == 1 {
+		mult = m
+	}
+	w = strings.ReplaceAll(w, ",", "")
+	v, err := strconv.ParseFloat(w, 64)
+	if err != nil {
+		return "", false
+	}
+	v *= mult
+	if v != 0 {
+		p := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-2)
+		v = math.Round(v/p) * p
+	}
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if pct {
+		s += "%"
+	}
+	return s, true
+}
+
+// unit maps the words and suffixes of magnitudes to their value.
+var unit = map[string]float64{
+	"k": 1e3, "thousand": 1e3,
+	"m": 1e6, "mn": 1e6, "mln": 1e6, "million": 1e6, "millions": 1e6,
+	"b": 1e9, "bn": 1e9, "billion": 1e9, "billions": 1e9,
+	"t": 1e12, "tn": 1e12, "trillion": 1e12,
+}
+
+// fold maps a word to its shingle: the ticker for a coin's name or ticker,
+// the canonical word of a group of synonyms, a light stem otherwise; ""
+// for words of no news value.
+func fold(w string) string {
+	if t, ok := tickers[w]; ok {
+		return t
+	}
+	if stop[w] {
+		return ""
+	}
+	if c, ok := synonyms[w]; ok {
+		return c
+	}
+	s := stem(w)
+	if c, ok := synonyms[s]; ok {
+		return c
+	}
+	if stop[s] {
+		return ""
+	}
+	return s
+}
+
+// stem strips common English suffixes, enough to make "approves",
+// "approved" and "approval" one word.
+func stem(w string) string {
+	if len(w) <= 4 {
+		return strings.TrimSuffix(w, "s")
+	}
+	for _, suf := range []string{"ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "als", "al", "s", "ly"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
+			w = strings.TrimSuffix(w, suf)
+			break
+		}
+	}
+	return strings.TrimSuffix(w, "e")
+}
+
+// tickers maps the lower-case single-word names and tickers of the coins
+// list to their ticker.
+var tickers = func() map[string]string {
+	m := map[string]string{}
+	for _, c := range coins.Default().Coins() {
+		t := strings.ToLower(c.Ticker)
+		if !c.CashtagOnly && !c.CapsWord {
+			m[t] = t
+		}
+		for _, n := range append(slices.Clone(c.Names), c.Cased...) {
+			if !strings.Contains(n, " ") {
+				m[strings.ToLower(n)] = t
+			}
+		}
+	}
+	// Common short forms the list does not carry as names.
+	m["ether"] = "eth"
+	m["btc"] = "btc"
+	return m
+}()
+
+// isTicker tells the shingles that are coins.
+var isTicker = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range tickers {
+		m[t] = true
+	}
+	return m
+}()
+
+// Encode writes the features as one string, for the database's
+// story_members table; Decode reads it back.
+func (f Features) Encode() string {
+	var b strings.Builder
+	for i, list := range [][]string{f.Head, f.Words, f.Figures, f.Coins} {
+		if i > 0 {
+			b.WriteByte(fieldSep)
+		}
+		for j, w := range list {
+			if j > 0 {
+				b.WriteByte(wordSep)
+			}
+			b.WriteString(w)
+		}
+	}
+	b.WriteByte(fieldSep)
+	b.WriteString(strconv.FormatUint(f.Stance, 10))
+	return b.String()
+}
+
+// Decode reads features written by Encode.
+func Decode(s string) (Features, error) {
+	parts := strings.Split(s, string(rune(fieldSep)))
+	if len(parts) != 5 {
+		return Features{}, fmt.Errorf("story features: %d fields, want 5", len(parts))
+	}
+	split := func(p string) []string {
+		if p == "" {
+			return nil
+		}
+		return strings.Split(p, string(rune(wordSep)))
+	}
+	stance, err := strconv.ParseUint(parts[4], 10, 64)
+	if err != nil {
+		return Features{}, fmt.Errorf("story features: stance: %w", err)
+	}
+	return Features{Head: split(parts[0]), Words: split(parts[1]), Figures: split(parts[2]), Coins: split(parts[3]), Stance: stance}, nil
+}
+
+// Separators of Encode: ASCII record and unit separators, which
+// normalized words never hold.
+const (
+	fieldSep = 0x1e
+	wordSep  = 0x1f
+)

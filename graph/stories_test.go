@@ -1,0 +1,204 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestCollapseWalksMatchReference walks every page of posts and the
+// firehose with collapse: story, under several filters, and compares the
+// ids with a plain-SQL reference: the smallest id of each story among the
+// rows the filters keep (an item without a story stands alone).
+func TestCollapseWalksMatchReference(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cases := []struct {
+		name, field, args, where string
+	}{
+		{"firehose", "firehose", "", "true"},
+		{"firehose twitter", "firehose", `, pane: twitter`, "pane = 'twitter'"},
+		{"firehose BTC", "firehose", `, coins: ["btc"]`, "coins && ARRAY['BTC']"},
+		{"firehose q", "firehose", `, q: "bitcoin"`, "fts @@ websearch_to_tsquery('english', 'bitcoin')"},
+		{"posts", "posts", "", "true"},
+		{"posts ETH or SOL", "posts", `, coins: ["ETH", "SOL"]`, "coins && ARRAY['ETH', 'SOL']"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := e.with(t)
+			table := map[string]string{"firehose": "firehose_messages", "posts": "posts"}[c.field]
+			var want []int64
+			if err := e.bdb.NewRaw(fmt.Sprintf(`SELECT min(id) FROM %s WHERE %s GROUP BY coalesce(story_id, -id) ORDER BY 1 DESC`,
+				table, c.where)).Scan(context.Background(), &want); err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			stories := map[int64]bool{}
+			after := ""
+			for page := 0; ; page++ {
+				if page > 1000 {
+					t.Fatal("more than 1000 pages")
+				}
+				afterArg := ""
+				if after != "" {
+					afterArg = fmt.Sprintf(`, after: %q`, after)
+				}
+				var out map[string]struct {
+					Nodes []struct {
+						ID    int64 `json:"id"`
+						Story *struct {
+							ID int64 `json:"id"`
+						} `json:"story"`
+					} `json:"nodes"`
+					PageInfo struct {
+						HasNextPage bool   `json:"hasNextPage"`
+						EndCursor   string `json:"endCursor"`
+					} `json:"pageInfo"`
+				}
+				e.query(fmt.Sprintf(`{ %s(first: 97, collapse: story%s%s) { nodes { id story { id } } pageInfo { hasNextPage endCursor } } }`,
+					c.field, afterArg, c.args), nil, &out)
+				conn := out[c.field]
+				for _, n := range conn.Nodes {
+					got = append(got, n.ID)
+					if n.Story != nil {
+						if stories[n.Story.ID] {
+							t.Fatalf("story %d given twice (item %d)", n.Story.ID, n.ID)
+						}
+						stories[n.Story.ID] = true
+					}
+				}
+				if !conn.PageInfo.HasNextPage {
+					break
+				}
+				after = conn.PageInfo.EndCursor
+			}
+			if len(want) < 10 {
+				t.Fatalf("reference: %d items, want a walk of several pages", len(want))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("walk: %d items, reference %d; first difference at %d", len(got), len(want), firstDifference(got, want))
+			}
+		})
+	}
+}
+
+func firstDifference(a, b []int64) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestStories walks the stories newest first and reads each story with
+// its items: the order, the filters and the sizes agree with the items.
+func TestStories(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var want []int64
+	if err := e.bdb.NewRaw(`SELECT id FROM stories WHERE 'twitter' = ANY(panes) ORDER BY last_seen_at DESC, id DESC`).
+		Scan(context.Background(), &want); err != nil {
+		t.Fatal(err)
+	}
+	type story struct {
+		ID       int64    `json:"id"`
+		UID      string   `json:"uid"`
+		Size     int      `json:"size"`
+		Headline string   `json:"headline"`
+		Sources  []string `json:"sources"`
+		Items    []struct {
+			Typename  string `json:"__typename"`
+			ID        int64  `json:"id"`
+			CreatedAt string `json:"createdAt"`
+			Source    string `json:"source"`
+			Story     struct {
+				Size int `json:"size"`
+			} `json:"story"`
+		} `json:"items"`
+	}
+	var got []int64
+	var some []story
+	after := ""
+	for {
+		afterArg := ""
+		if after != "" {
+			afterArg = fmt.Sprintf(`, after: %q`, after)
+		}
+		var out struct {
+			Stories struct {
+				Nodes    []story `json:"nodes"`
+				PageInfo struct {
+					HasNextPage bool   `json:"hasNextPage"`
+					EndCursor   string `json:"endCursor"`
+				} `json:"pageInfo"`
+			} `json:"stories"`
+		}
+		e.query(`{ stories(first: 40, pane: twitter`+afterArg+`) { nodes { id uid size headline sources
+			items { __typename ... on FirehoseMessage { id createdAt source story { size } } ... on Post { id createdAt source story { size } } } }
+			pageInfo { hasNextPage endCursor } } }`, nil, &out)
+		for _, s := range out.Stories.Nodes {
+			got = append(got, s.ID)
+			if s.Size > 1 && len(some) < 20 {
+				some = append(some, s)
+			}
+			if len(s.Items) != s.Size {
+				t.Errorf("story %d: %d items, size %d", s.ID, len(s.Items), s.Size)
+			}
+			if s.UID != fmt.Sprintf("st_%d", s.ID) {
+				t.Errorf("story %d: uid %q", s.ID, s.UID)
+			}
+			for i, it := range s.Items {
+				if it.Story.Size != s.Size {
+					t.Errorf("story %d: item %d says size %d", s.ID, it.ID, it.Story.Size)
+				}
+				if i > 0 && it.CreatedAt < s.Items[i-1].CreatedAt {
+					t.Errorf("story %d: items not oldest first", s.ID)
+				}
+			}
+		}
+		if !out.Stories.PageInfo.HasNextPage {
+			break
+		}
+		after = out.Stories.PageInfo.EndCursor
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("stories in twitter: walk of %d, reference %d; first difference at %d", len(got), len(want), firstDifference(got, want))
+	}
+	if len(some) == 0 {
+		t.Fatal("no story of several items in the demo data")
+	}
+	var one struct {
+		Story struct {
+			ID    int64 `json:"id"`
+			Items []struct {
+				ID int64 `json:"id"`
+			} `json:"items"`
+		} `json:"story"`
+	}
+	e.query(fmt.Sprintf(`{ story(id: %d) { id items(first: 1) { ... on FirehoseMessage { id } ... on Post { id } } } }`, some[0].ID), nil, &one)
+	if len(one.Story.Items) != 1 || one.Story.Items[0].ID != some[0].Items[0].ID {
+		t.Errorf("story(id).items(first: 1): %+v, want the first item %d", one.Story.Items, some[0].Items[0].ID)
+	}
+}
+
+// TestStoriesBadInput: bad arguments are refused naming the argument.
+func TestStoriesBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, c := range []struct{ query, param, code string }{
+		{`{ stories(first: 0) { nodes { id } } }`, "first", "bad_request"},
+		{`{ stories(first: 101) { nodes { id } } }`, "first", "bad_request"},
+		{`{ stories(after: "nope") { nodes { id } } }`, "cursor", "bad_request"},
+		{`{ stories(coins: ["not a ticker"]) { nodes { id } } }`, "coins", "bad_request"},
+		{`{ story(id: 0) { id } }`, "id", "bad_request"},
+		{`{ story(id: 999999999) { id } }`, "", "not_found"},
+	} {
+		r := e.do("internal", c.query, nil)
+		if len(r.Errors) != 1 || r.Errors[0].Extensions.Code != c.code || r.Errors[0].Extensions.Param != c.param {
+			t.Errorf("%s: errors %+v, want one %s on %q", c.query, r.Errors, c.code, c.param)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package contract
+
+import (
+	"fmt"
+
+	"github.com/feedapi/feedapi/limits"
+)
+
+// TagStories groups the stories endpoints.
+const TagStories = "stories"
+
+// The bounds of /v1/stories: a page of stories with their items costs
+// about what a page of the largest lists costs.
+const (
+	StoriesPageMax     = 25
+	StoriesPageDefault = 20
+	StoryItemsMax      = 5
+	StoryItemsDefault  = 3
+)
+
+// Collapse is collapse=story on the lists and their streams: one item per
+// story.
+func Collapse() Param {
+	return Enum("collapse", "collapse", []string{"story"}, "Collapse",
+		"`story`: only the first item (the smallest `id`) of each story among the items the other filters keep, "+
+			"so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page "+
+			"never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id "+
+			"matches the filters. Any other value gives 400 naming `collapse`.")
+}
+
+// storyEndpoints are /v1/stories and /v1/stories/{id}.
+func storyEndpoints() []Endpoint {
+	includeBody := Bool("include_body", "includeBody", true, true, "StoryIncludeBody", "Whether the items carry `body`.")
+	items := Limit("StoryItems", fmt.Sprintf("How many of each story's first items to show, oldest first: an integer from %d to %d; else 400. `/v1/stories/{id}` shows them all.",
+		limits.PageMin, StoryItemsMax), StoryItemsMax, StoryItemsDefault)
+	items.Name, items.Variable, items.Paging = "items", "items", false
+	since := Since()
+	since.Component = "StorySince"
+	since.Description = "Only stories whose latest item was created at or after this instant: an RFC 3339 date-time with `Z` or an offset " +
+		"(write `+` as `%2B`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC that day."
+	return []Endpoint{
+		{
+			Path: "/v1/stories", Query: "stories", Shape: Page,
+			Params: []Param{
+				Limit("StoryLimit", fmt.Sprintf("Page size, an integer from %d to %d; out of range gives 400 (never clamped).", limits.PageMin, StoriesPageMax),
+					StoriesPageMax, StoriesPageDefault),
+				Cursor(),
+				Coins(),
+				Search("StoryQuery", "the headline"),
+				Enum("pane", "pane", PaneValues, "StoryPane", "Only stories with a firehose message in this pane, written exactly; any other value gives 400 listing the panes."),
+				since,
+				items,
+				includeBody,
+			},
+			OperationID: "listStories", Summary: "List stories", Tag: TagStories,
+			Description: "Stories, newest first by their latest item (`last_seen_at`, then `id`), a page at a time, each with its first items. " +
+				"A story is in a pane when any of its items is; `coins` match the union of its items' coins; `q` searches the headline.",
+			Response: "StoriesPage", OK: "A page of stories.",
+		},
+		{
+			Path: "/v1/stories/{id}", Query: "story", Shape: Item, Kind: "story",
+			Params:      []Param{includeBody},
+			OperationID: "getStory", Summary: "Get a story with all its items", Tag: TagStories,
+			Description: "One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.",
+			Response:    "StoryResponse", OK: "The story.", PathID: "StoryID",
+		},
+	}
+}
