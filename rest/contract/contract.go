@@ -15,10 +15,6 @@ import (
 	"github.com/feedapi/feedapi/graph/apperr"
 )
 
-// APIVersion is the version of the REST API, the first segment of its
-// paths and meta.api_version.
-const APIVersion = "v1"
-
 // Shape says how an endpoint's query result becomes the envelope.
 type Shape int
 

@@ -1,19 +1,5 @@
 package contract
 
-// PaneValues and AssetValues are the values of the GraphQL enums Pane and
-// EtfAsset, which package rest checks against the executable schema when
-// it starts.
-var (
-	PaneValues  = []string{"news", "crypto", "wire", "blogs", "twitter", "iansintel"}
-	AssetValues = []string{"BTC", "ETH", "SOL", "HYPE"}
-)
-
-// Poll cache kinds of the polled lists' first pages.
-const (
-	PollPosts    = "posts"
-	PollFirehose = "firehose"
-)
-
 // OpenAPI tags of the endpoints.
 const (
 	TagMeta    = "meta"

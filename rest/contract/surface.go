@@ -1,5 +1,23 @@
 package contract
 
+// APIVersion is the version of the REST API, the first segment of its
+// paths and meta.api_version.
+const APIVersion = "v1"
+
+// PaneValues and AssetValues are the values of the GraphQL enums Pane and
+// EtfAsset, which package rest checks against the executable schema when
+// it starts.
+var (
+	PaneValues  = []string{"news", "crypto", "wire", "blogs", "twitter", "iansintel"}
+	AssetValues = []string{"BTC", "ETH", "SOL", "HYPE"}
+)
+
+// Poll cache kinds of the polled lists' first pages.
+const (
+	PollPosts    = "posts"
+	PollFirehose = "firehose"
+)
+
 // The paths of the service beside the /v1 endpoints.
 const (
 	HealthPath          = "/" + APIVersion + "/health"

@@ -1,6 +1,10 @@
 package openapi
 
-import "github.com/getkin/kin-openapi/openapi3"
+import (
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/feedapi/feedapi/rest/contract"
+)
 
 // Builders of the JSON Schema 2020-12 objects (OpenAPI 3.1's dialect) the
 // document is made of, over kin-openapi's types.
@@ -130,3 +134,20 @@ func content(mediaType string, s *openapi3.SchemaRef) openapi3.Content {
 }
 
 func jsonContent(s *openapi3.SchemaRef) openapi3.Content { return content(mediaJSON, s) }
+
+// envelope is the success envelope around data: a pagination object on
+// the paginated lists, null everywhere else.
+func envelope(data *openapi3.SchemaRef, paginated bool, meta string) *openapi3.SchemaRef {
+	pagination := val(&openapi3.Schema{Type: types("null"), Description: "Always null: this response is not paginated."})
+	if paginated {
+		pagination = ref("Pagination")
+	}
+	return object("A success envelope.", props{"data": data, "pagination": pagination, "meta": ref(meta)},
+		"data", "pagination", "meta")
+}
+
+// coins is the coins field of posts and firehose messages.
+func coins() *openapi3.SchemaRef {
+	return set(patterned(contract.TickerPattern, ""),
+		"Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none. Always sent; not listed as required so that answers of v1 before it stay valid.")
+}

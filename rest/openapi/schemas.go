@@ -160,23 +160,6 @@ func briefProps(full bool) props {
 	return p
 }
 
-// envelope is the success envelope around data: a pagination object on
-// the paginated lists, null everywhere else.
-func envelope(data *openapi3.SchemaRef, paginated bool, meta string) *openapi3.SchemaRef {
-	pagination := val(&openapi3.Schema{Type: types("null"), Description: "Always null: this response is not paginated."})
-	if paginated {
-		pagination = ref("Pagination")
-	}
-	return object("A success envelope.", props{"data": data, "pagination": pagination, "meta": ref(meta)},
-		"data", "pagination", "meta")
-}
-
-// coins is the coins field of posts and firehose messages.
-func coins() *openapi3.SchemaRef {
-	return set(patterned(contract.TickerPattern, ""),
-		"Tickers of the coins the item is about (cashtags such as `$BTC`, and the names and tickers of the most traded assets), sorted; `[]` when none. Always sent; not listed as required so that answers of v1 before it stay valid.")
-}
-
 // landingSchemas adds the schemas of the landing page's JSON answer.
 func landingSchemas(s openapi3.Schemas) {
 	s["LandingLink"] = object("A place to start.", props{
