@@ -258,7 +258,7 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true, contract.DashboardPath: true, dashAsset: true,
 		"/": true, "/v1": true, contract.ReferencePath: true, refAsset: true}
 	wantPaths := []string{"/", contract.DashboardPath, dashAsset, "/graphql", asset, contract.ReferencePath, refAsset, "/v1", "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/funds", "/v1/etf-flows/latest",
-		"/v1/etf-flows/summary", "/v1/etf-funds", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources"}
+		"/v1/etf-flows/summary", "/v1/etf-funds", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources", "/v1/stories", "/v1/stories/{id}"}
 	paths := at(t, m, "paths").(map[string]any)
 	var got []string
 	for p := range paths {
