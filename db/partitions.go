@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
@@ -134,11 +135,10 @@ const sideBatch = 10_000
 // timeout, retried, so that readers and writers never queue behind it for
 // long); then its side rows are deleted in small batches and the table
 // dropped, while the API serves on. A month detached by a run that was
-// interrupted is finished first.
+// interrupted is finished first. Rows waiting in the default partition are
+// not looked at: EnsureFirehosePartitions first moves them into their
+// month's partition.
 func DropFirehoseBefore(ctx context.Context, bdb *bun.DB, cutoff time.Time, log io.Writer) ([]DroppedPartition, error) {
-	if _, err := EnsureFirehosePartitions(ctx, bdb, time.Now()); err != nil {
-		return nil, err
-	}
 	var parts []struct {
 		Name     string `bun:"name"`
 		Attached bool   `bun:"attached"`
@@ -254,3 +254,81 @@ func isLockTimeout(err error) bool {
 // quoteIdent quotes a partition's name (which partitionName or the catalog
 // query has already limited to letters, digits and underscores).
 func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// KeepOptions configures KeepFirehose.
+type KeepOptions struct {
+	Retention Retention     // zero: keep everything
+	Every     time.Duration // how often (default: an hour)
+	Logger    *slog.Logger
+	Now       func() time.Time // the clock (default time.Now)
+}
+
+// keepLockKey is the pg_advisory_lock key that lets one replica at a time
+// keep the partitions ("fhkeep" in ASCII).
+const keepLockKey = 0x66686b656570
+
+// KeepFirehose keeps the firehose's partitions until ctx ends: now and every
+// opts.Every it creates the months ahead (EnsureFirehosePartitions) and,
+// with a retention, drops the months past it (DropFirehoseBefore). Replicas
+// take turns through an advisory lock; one that finds it taken skips the
+// round. Failures are logged and the round tried again later.
+func KeepFirehose(ctx context.Context, bdb *bun.DB, opts KeepOptions) {
+	if opts.Every <= 0 {
+		opts.Every = time.Hour
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	for {
+		if err := KeepFirehoseOnce(ctx, bdb, opts); err != nil && ctx.Err() == nil {
+			opts.Logger.Warn("firehose partitions", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(opts.Every):
+		}
+	}
+}
+
+// KeepFirehoseOnce is one round of KeepFirehose.
+func KeepFirehoseOnce(ctx context.Context, bdb *bun.DB, opts KeepOptions) error {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	conn, err := bdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("firehose partitions: %w", err)
+	}
+	defer conn.Close()
+	var locked bool
+	if err := conn.NewRaw("SELECT pg_try_advisory_lock(?)", keepLockKey).Scan(ctx, &locked); err != nil {
+		return fmt.Errorf("firehose partitions: lock: %w", err)
+	}
+	if !locked {
+		return nil
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", keepLockKey) //nolint:errcheck // closing the connection releases it anyway
+	now := opts.Now()
+	n, err := EnsureFirehosePartitions(ctx, bdb, now)
+	if err != nil {
+		return err
+	}
+	if n > 0 && opts.Logger != nil {
+		opts.Logger.Info("firehose partitions created", slog.Int("partitions", n))
+	}
+	if opts.Retention.IsZero() {
+		return nil
+	}
+	dropped, err := DropFirehoseBefore(ctx, bdb, opts.Retention.Cutoff(now), io.Discard)
+	for _, d := range dropped {
+		if opts.Logger != nil {
+			opts.Logger.Info("firehose month dropped", slog.String("partition", d.Name),
+				slog.Int64("side_rows", d.Rows), slog.Duration("took", d.Took))
+		}
+	}
+	return err
+}

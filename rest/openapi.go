@@ -739,6 +739,9 @@ func oaSchemas(o OpenAPIOptions) map[string]*oaSchema {
 	}
 	sources["coins"] = &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Pattern: `^[A-Z0-9]{1,12}$`},
 		Description: "Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match."}
+	oldest := oaDateTime("`created_at` of the oldest firehose message kept (null while there is none): older months are dropped by the deployment's retention. A `since` or a cursor from before it gives the messages from it on, never an error.")
+	oldest.Type = []string{"string", "null"}
+	sources["firehose_oldest"] = oldest
 	required := []string{"curated_sources", "firehose_panes"}
 	if o.ETFEnabled {
 		sources["etf_assets"] = &oaSchema{Type: "array", UniqueItems: true, Items: &oaSchema{Type: "string", Enum: oaAssets}, Description: "Valid `asset` values of the ETF flows, sorted."}

@@ -215,7 +215,7 @@ END $$;
 
 --bun:split
 
--- Step 1: the partitioned table, its partitions, indexes, and the mirror.
+-- Step 1: the partitioned table and its indexes.
 DO $$
 DECLARE
     r record;
@@ -245,11 +245,6 @@ BEGIN
         END LOOP;
         CREATE TABLE firehose_messages_default PARTITION OF firehose_messages_partitioned DEFAULT;
     END IF;
-    -- Writes to the old table from now on reach the new one as well.
-    CREATE OR REPLACE TRIGGER firehose_move_mirror AFTER INSERT OR UPDATE OR DELETE ON firehose_messages
-        FOR EACH ROW EXECUTE FUNCTION firehose_move_mirror();
-    CREATE OR REPLACE TRIGGER firehose_move_truncate AFTER TRUNCATE ON firehose_messages
-        FOR EACH STATEMENT EXECUTE FUNCTION firehose_move_truncate();
 END
 $$;
 
@@ -268,6 +263,24 @@ BEGIN
              UNION SELECT now() + d * interval '1 month' FROM generate_series(-1, 2) d LOOP
         PERFORM firehose_partition_create_in('firehose_messages_partitioned', m);
     END LOOP;
+END
+$$;
+
+--bun:split
+
+-- Writes to the old table from now on reach the new one as well. Only now,
+-- once the months' partitions exist: a row written into the default
+-- partition while the partition of its month is attached fails.
+DO $$
+BEGIN
+    IF (SELECT relkind FROM pg_class WHERE oid = 'firehose_messages'::regclass) = 'p' THEN
+        RETURN;
+    END IF;
+    SET LOCAL lock_timeout = '10s';
+    CREATE OR REPLACE TRIGGER firehose_move_mirror AFTER INSERT OR UPDATE OR DELETE ON firehose_messages
+        FOR EACH ROW EXECUTE FUNCTION firehose_move_mirror();
+    CREATE OR REPLACE TRIGGER firehose_move_truncate AFTER TRUNCATE ON firehose_messages
+        FOR EACH STATEMENT EXECUTE FUNCTION firehose_move_truncate();
 END
 $$;
 

@@ -240,9 +240,15 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 
 	o := p.opts
 	// The firehose's monthly partitions, so that no row of the period
-	// lands in the default partition.
-	if _, err := tx.Exec(ctx, "SELECT firehose_partitions_ensure($1, $2)", p.firehoseStart, o.Until); err != nil {
+	// lands in the default partition (on a database migrated that far).
+	var partitioned bool
+	if err := tx.QueryRow(ctx, "SELECT to_regprocedure('firehose_partitions_ensure(timestamptz, timestamptz)') IS NOT NULL").Scan(&partitioned); err != nil {
 		return fmt.Errorf("seed: firehose partitions: %w", err)
+	}
+	if partitioned {
+		if _, err := tx.Exec(ctx, "SELECT firehose_partitions_ensure($1, $2)", p.firehoseStart, o.Until); err != nil {
+			return fmt.Errorf("seed: firehose partitions: %w", err)
+		}
 	}
 	n, err := writePosts(ctx, tx,
 		newPostGen(ctx, p.seed, p.newsroom, p.postsStart, o.Until, o.Posts, p.weeks, newProgress(progress, "posts", o.Posts)))
