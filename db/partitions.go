@@ -55,6 +55,20 @@ func EnsureFirehosePartitions(ctx context.Context, bdb *bun.DB, now time.Time) (
 	return n, nil
 }
 
+// CreateFirehosePartition creates the partition of the month that holds at,
+// unless it exists (moving in the month's rows waiting in the default
+// partition).
+func CreateFirehosePartition(ctx context.Context, bdb *bun.DB, at time.Time) error {
+	err := withLockRetry(ctx, bdb, func(tx bun.Tx) error {
+		_, err := tx.ExecContext(ctx, "SELECT firehose_partition_create(?)", at)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create the firehose partition of %s: %w", at.UTC().Format("2006-01"), err)
+	}
+	return nil
+}
+
 // Retention is how long firehose messages are kept: whole months are
 // dropped once every message they hold is older. Zero keeps everything.
 type Retention struct {

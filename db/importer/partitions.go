@@ -51,26 +51,23 @@ func newFirehoseMonths() *firehoseMonths { return &firehoseMonths{seen: map[time
 // ensure creates the partitions of the rows' months that do not exist yet,
 // before the batch's transaction (each in its own short one), so that the
 // rows of an import of old messages land in their month's partition and
-// not in the default one.
-func (f *firehoseMonths) ensure(ctx context.Context, idb bun.IDB, rows []db.FirehoseMessage) error {
-	var months []time.Time
+// not in the default one. It holds the lock while it creates them: a batch
+// running beside it that needs the same month waits for the partition
+// rather than writing into the default one, where its open transaction
+// would block the creation.
+func (f *firehoseMonths) ensure(ctx context.Context, bdb *bun.DB, rows []db.FirehoseMessage) error {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	for i := range rows {
 		t := rows[i].CreatedAt.UTC()
 		m := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-		if !f.seen[m] {
-			f.seen[m] = true
-			months = append(months, m)
+		if f.seen[m] {
+			continue
 		}
-	}
-	f.mu.Unlock()
-	for _, m := range months {
-		if _, err := idb.NewRaw("SELECT firehose_partition_create(?)", m).Exec(ctx); err != nil {
-			f.mu.Lock()
-			delete(f.seen, m)
-			f.mu.Unlock()
-			return fmt.Errorf("create the firehose partition of %s: %w", m.Format("2006-01"), err)
+		if err := db.CreateFirehosePartition(ctx, bdb, m); err != nil {
+			return err
 		}
+		f.seen[m] = true
 	}
 	return nil
 }

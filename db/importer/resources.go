@@ -56,7 +56,7 @@ type resource[T any, K comparable] struct {
 	conflict string
 	// prepare, when set, runs on the batch's rows before its transaction
 	// (prepareTx: in it, before the upsert).
-	prepare   func(ctx context.Context, idb bun.IDB, rows []T) error
+	prepare   func(ctx context.Context, bdb *bun.DB, rows []T) error
 	prepareTx func(ctx context.Context, tx bun.Tx, rows []T) error
 }
 

@@ -37,6 +37,8 @@ DECLARE
     hi timestamptz := (date_trunc('month', at AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC';
     part text := firehose_partition_name(at);
 BEGIN
+    -- Two creators of one month (an import, the service) take turns.
+    PERFORM pg_advisory_xact_lock(hashtext(part));
     IF to_regclass(part) IS NOT NULL THEN
         RETURN false;
     END IF;
