@@ -202,11 +202,22 @@ func dropSideRows(ctx context.Context, bdb *bun.DB, part string) (int64, error) 
 			Top sql.NullInt64 `bun:"top"`
 			N   int64         `bun:"n"`
 		}
-		err := bdb.NewRaw(`WITH b AS MATERIALIZED (SELECT id, created_at, coins FROM `+quoteIdent(part)+`
+		// A batch is a few thousand side rows, each found through its
+		// table's primary key: the planner, which takes the unnested
+		// tickers for ten per message, would rather hash the whole side
+		// table (and compile the plan) on every batch.
+		err := bdb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			for _, set := range []string{"jit = off", "enable_hashjoin = off", "enable_mergejoin = off"} {
+				if _, err := tx.ExecContext(ctx, "SET LOCAL "+set); err != nil {
+					return err
+				}
+			}
+			return tx.NewRaw(`WITH b AS MATERIALIZED (SELECT id, created_at, coins FROM `+quoteIdent(part)+`
 	WHERE id > ? ORDER BY id LIMIT ?),
 ids AS (DELETE FROM firehose_message_ids i USING b WHERE i.id = b.id AND i.created_at = b.created_at RETURNING 1),
 coins AS (DELETE FROM firehose_coins c USING b, unnest(b.coins) AS t WHERE c.ticker = t AND c.id = b.id RETURNING 1)
 SELECT (SELECT max(id) FROM b) AS top, (SELECT count(*) FROM ids) + (SELECT count(*) FROM coins) AS n`, last, sideBatch).Scan(ctx, &res)
+		})
 		if err != nil {
 			return total, fmt.Errorf("delete side rows of %s: %w", part, err)
 		}
