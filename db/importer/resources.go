@@ -51,6 +51,13 @@ type resource[T any, K comparable] struct {
 	// holds.
 	sharedKeys func(row *T, add func(string))
 	registered func(ctx context.Context, idb bun.IDB) (keySet, error)
+	// conflict, when set, is the upsert's conflict target (default: the
+	// primary key).
+	conflict string
+	// prepare, when set, runs on the batch's rows before its transaction
+	// (prepareTx: in it, before the upsert).
+	prepare   func(ctx context.Context, bdb *bun.DB, rows []T) error
+	prepareTx func(ctx context.Context, tx bun.Tx, rows []T) error
 }
 
 // Each validator reads the fields in the order of the resource's REST form,

@@ -288,6 +288,7 @@ type ComplexityRoot struct {
 		CuratedSources func(childComplexity int) int
 		EtfAssets      func(childComplexity int) int
 		EtfFunds       func(childComplexity int) int
+		FirehoseOldest func(childComplexity int) int
 		FirehosePanes  func(childComplexity int) int
 	}
 
@@ -1391,6 +1392,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sources.EtfFunds(childComplexity), true
+	case "Sources.firehoseOldest":
+		if e.ComplexityRoot.Sources.FirehoseOldest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sources.FirehoseOldest(childComplexity), true
 	case "Sources.firehosePanes":
 		if e.ComplexityRoot.Sources.FirehosePanes == nil {
 			break
@@ -2257,6 +2264,12 @@ type Sources {
   etfFunds: [String!]!
   "Tickers that occur in posts or firehose messages, sorted: each is a ` + "`" + `coins` + "`" + ` value that may match."
   coins: [String!]!
+  """
+  ` + "`" + `createdAt` + "`" + ` of the oldest firehose message kept (null while there is none):
+  older months are dropped by the deployment's retention. A ` + "`" + `since` + "`" + ` or a
+  cursor from before it gives the messages from it on, never an error.
+  """
+  firehoseOldest: DateTime
 }
 
 "Health and version of the service."
@@ -2858,6 +2871,8 @@ func (ec *executionContext) childFields_Sources(ctx context.Context, field graph
 		return ec.fieldContext_Sources_etfFunds(ctx, field)
 	case "coins":
 		return ec.fieldContext_Sources_coins(ctx, field)
+	case "firehoseOldest":
+		return ec.fieldContext_Sources_firehoseOldest(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sources", field.Name)
 }
@@ -8106,6 +8121,29 @@ func (ec *executionContext) fieldContext_Sources_coins(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Sources_firehoseOldest(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sources_firehoseOldest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirehoseOldest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sources_firehoseOldest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _Subscription_postAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -11545,6 +11583,11 @@ func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "firehoseOldest":
+			out.Values[i] = ec._Sources_firehoseOldest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14127,7 +14170,7 @@ func plainSelectionSources(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "coins", "curatedSources", "etfAssets", "etfFunds", "firehosePanes":
+		case "__typename", "coins", "curatedSources", "etfAssets", "etfFunds", "firehoseOldest", "firehosePanes":
 		default:
 			return false
 		}
@@ -14185,6 +14228,12 @@ func (p *plainSources) MarshalGQL(w io.Writer) {
 			w.Write(b)
 			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.EtfFunds).MarshalGQL(w)
 			b = plainBuffer(w)
+		case "firehoseOldest":
+			if v := obj.FirehoseOldest; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendDateTime(b, *v)
+			}
 		case "firehosePanes":
 			w.Write(b)
 			ec.marshalNPane2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPaneᚄ(ctx, field.Selections, obj.FirehosePanes).MarshalGQL(w)

@@ -3,6 +3,8 @@
 package model
 
 import (
+	"time"
+
 	"github.com/feedapi/feedapi/db"
 )
 
@@ -201,6 +203,10 @@ type Sources struct {
 	EtfFunds []string `json:"etfFunds"`
 	// Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match.
 	Coins []string `json:"coins"`
+	// `createdAt` of the oldest firehose message kept (null while there is none):
+	// older months are dropped by the deployment's retention. A `since` or a
+	// cursor from before it gives the messages from it on, never an error.
+	FirehoseOldest *time.Time `json:"firehoseOldest,omitempty"`
 }
 
 // Live updates over the websocket (graphql-transport-ws) or SSE transport of
