@@ -1,6 +1,10 @@
 package db
 
 import (
+	"context"
+	"io"
+	"io/fs"
+	"testing/fstest"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -8,6 +12,26 @@ import (
 )
 
 // Hooks for the external tests that check query plans.
+
+// MigrateBefore applies the migrations whose names sort before first: a
+// database of the layout before that migration.
+func MigrateBefore(ctx context.Context, url, first string) error {
+	files := fstest.MapFS{}
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() < first {
+			b, err := fs.ReadFile(migrationFiles, "migrations/"+e.Name())
+			if err != nil {
+				return err
+			}
+			files["migrations/"+e.Name()] = &fstest.MapFile{Data: b}
+		}
+	}
+	return migrateFS(ctx, url, files, false, io.Discard)
+}
 
 // FirehoseSQL returns the statement that ListFirehose runs for f and p.
 func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {

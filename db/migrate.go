@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,6 +26,12 @@ const migrationLockKey = 0x66656564617069
 // processes at once: all of its work happens on one connection holding an
 // advisory lock, and a migration is marked applied only after it succeeded.
 func Migrate(ctx context.Context, url string, log io.Writer) error {
+	return migrateFS(ctx, url, migrationFiles, true, log)
+}
+
+// migrateFS is Migrate with the migrations of fsys, and the firehose's
+// partitions ahead when partitions is set.
+func migrateFS(ctx context.Context, url string, fsys fs.FS, partitions bool, log io.Writer) error {
 	if err := createDatabase(ctx, url); err != nil {
 		return err
 	}
@@ -40,7 +48,7 @@ func Migrate(ctx context.Context, url string, log io.Writer) error {
 	defer bdb.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrationLockKey) //nolint:errcheck // closing the connection releases it anyway
 
 	migrations := migrate.NewMigrations()
-	if err := migrations.Discover(migrationFiles); err != nil {
+	if err := migrations.Discover(fsys); err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
 	migrator := migrate.NewMigrator(bdb, migrations, migrate.WithMarkAppliedOnSuccess(true))
@@ -50,6 +58,13 @@ func Migrate(ctx context.Context, url string, log io.Writer) error {
 	group, err := migrator.Migrate(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	// The firehose's months ahead, at every run: an operator who runs
+	// migrate on deploy never depends on the service alone for them.
+	if partitions {
+		if _, err := EnsureFirehosePartitions(ctx, bdb, time.Now()); err != nil {
+			return err
+		}
 	}
 	if group.IsZero() {
 		fmt.Fprintln(log, "database is up to date")

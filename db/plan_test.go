@@ -62,7 +62,44 @@ func explain(t *testing.T, bdb *bun.DB, query string, bitmaps ...string) (planNo
 	if err := json.Unmarshal([]byte(strings.Join(out, "")), &plans); err != nil || len(plans) != 1 {
 		t.Fatalf("decode plan of %s: %v", query, err)
 	}
-	return plans[0].Plan, strings.Join(out, "\n")
+	plan := plans[0].Plan
+	plan.toParents(parentIndexes(t, bdb))
+	return plan, strings.Join(out, "\n")
+}
+
+// parentIndexes maps the name of each index of a partition to the name of
+// the partitioned table's index it belongs to.
+func parentIndexes(t *testing.T, bdb *bun.DB) map[string]string {
+	t.Helper()
+	var rows []struct {
+		Part   string `bun:"part"`
+		Parent string `bun:"parent"`
+	}
+	err := bdb.NewRaw(`SELECT c.relname AS part, p.relname AS parent FROM pg_inherits h
+		JOIN pg_class c ON c.oid = h.inhrelid JOIN pg_class p ON p.oid = h.inhparent WHERE c.relkind = 'i'`).Scan(context.Background(), &rows)
+	if err != nil {
+		t.Fatalf("partition indexes: %v", err)
+	}
+	m := make(map[string]string, len(rows))
+	for _, r := range rows {
+		m[r.Part] = r.Parent
+	}
+	return m
+}
+
+// toParents names, in n and below, the partitioned table's index (and
+// table) instead of a partition's: a plan reads a partitioned table
+// through the same index of each partition it does not prune.
+func (n *planNode) toParents(parents map[string]string) {
+	if p, ok := parents[n.IndexName]; ok {
+		n.IndexName = p
+	}
+	if strings.HasPrefix(n.Relation, "firehose_messages_") {
+		n.Relation = "firehose_messages"
+	}
+	for i := range n.Plans {
+		n.Plans[i].toParents(parents)
+	}
 }
 
 // bitmapsOK reports whether every index a Bitmap Heap Scan reads (through

@@ -259,6 +259,14 @@ func (r *queryResolver) Sources(ctx context.Context) (*model.Sources, error) {
 				return nil, err
 			}
 			out.Coins = tickers
+		case "firehoseOldest":
+			oldest, ok, err := r.store.FirehoseOldest(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out.FirehoseOldest = &oldest
+			}
 		case "etfFunds":
 			if out.EtfFunds != nil || !r.etfEnabled {
 				continue

@@ -386,7 +386,12 @@ func TestSources(t *testing.T) {
 			r := a.get(t, "/v1/sources", a.free)
 			r.wantStatus(t, http.StatusOK)
 			obj := r.object(t)
-			wantFields(t, "sources", obj, tc.fields...)
+			wantFields(t, "sources", obj, append(slices.Clone(tc.fields), "firehose_oldest")...)
+			// The oldest firehose message kept, as every created_at is written.
+			var oldest string
+			if err := json.Unmarshal(obj["firehose_oldest"], &oldest); err != nil || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`).MatchString(oldest) {
+				t.Errorf("firehose_oldest = %s, want a UTC time with milliseconds", obj["firehose_oldest"])
+			}
 			lists := map[string][]string{}
 			for _, f := range tc.fields {
 				if f == "delays" { // objects, not strings (TestStoriesEndpoints)

@@ -15,20 +15,21 @@ import (
 
 // seedCmd loads demo data.
 type seedCmd struct {
-	Posts    int       `default:"3000" help:"Curated posts to generate (at least 1)."`
-	Firehose int       `default:"6000" help:"Firehose messages to generate (at least 1)."`
-	Briefs   int       `default:"12" help:"Weekly briefs, the most recent complete weeks (at least 1)."`
-	EtfDays  int       `name:"etf-days" default:"0" help:"Trading days of ETF flows per asset, newest first (0: all since each launch)."`
-	Until    time.Time `default:"2026-11-16T00:00:00Z" format:"2006-01-02T15:04:05Z07:00" help:"End of the generated period (RFC 3339)."`
-	Seed     int64     `default:"1" help:"Random seed; the same flags always give the same rows."`
-	Reset    bool      `help:"Delete existing posts, briefs, firehose messages and ETF flows first (keys are kept)."`
+	Posts        int       `default:"3000" help:"Curated posts to generate (at least 1)."`
+	Firehose     int       `default:"6000" help:"Firehose messages to generate (at least 1)."`
+	FirehoseDays int       `name:"firehose-days" default:"28" help:"Days before --until that the firehose messages cover (at least 1)."`
+	Briefs       int       `default:"12" help:"Weekly briefs, the most recent complete weeks (at least 1)."`
+	EtfDays      int       `name:"etf-days" default:"0" help:"Trading days of ETF flows per asset, newest first (0: all since each launch)."`
+	Until        time.Time `default:"2026-11-16T00:00:00Z" format:"2006-01-02T15:04:05Z07:00" help:"End of the generated period (RFC 3339)."`
+	Seed         int64     `default:"1" help:"Random seed; the same flags always give the same rows."`
+	Reset        bool      `help:"Delete existing posts, briefs, firehose messages and ETF flows first (keys are kept)."`
 }
 
 // Run implements the command.
 func (c seedCmd) Run(ctx context.Context, g *globals) error {
 	// The seed library reads zero as "default"; on the command line a zero
 	// is more likely a mistake than a wish for the default.
-	for flag, n := range map[string]int{"--posts": c.Posts, "--firehose": c.Firehose, "--briefs": c.Briefs} {
+	for flag, n := range map[string]int{"--posts": c.Posts, "--firehose": c.Firehose, "--briefs": c.Briefs, "--firehose-days": c.FirehoseDays} {
 		if n < 1 {
 			return fmt.Errorf("%s must be at least 1", flag)
 		}
@@ -55,7 +56,7 @@ func (c seedCmd) Run(ctx context.Context, g *globals) error {
 }
 
 func (c seedCmd) options() seed.Options {
-	return seed.Options{Posts: c.Posts, Firehose: c.Firehose, Briefs: c.Briefs, EtfDays: c.EtfDays,
+	return seed.Options{Posts: c.Posts, Firehose: c.Firehose, FirehoseDays: c.FirehoseDays, Briefs: c.Briefs, EtfDays: c.EtfDays,
 		Until: c.Until, Seed: c.Seed, Reset: c.Reset}
 }
 

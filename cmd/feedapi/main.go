@@ -33,15 +33,16 @@ and serves on :8080. "feedapi help COMMAND" shows a command's flags.`
 type cli struct {
 	globals
 
-	Demo     demoCmd     `cmd:"" help:"Migrate, seed demo data if the database is empty, print a free and an internal key, and serve."`
-	Serve    serveCmd    `cmd:"" help:"Serve the API (no migration, no seeding)."`
-	Migrate  migrateCmd  `cmd:"" help:"Create the database if missing and apply pending migrations (idempotent)."`
-	Seed     seedCmd     `cmd:"" help:"Load deterministic, realistic demo data (same flags, same rows)."`
-	Import   importCmd   `cmd:"" help:"Upsert NDJSON data by id; bad lines are reported and skipped, the rest imported."`
-	Keys     keysCmd     `cmd:"" help:"Create, list and revoke API keys."`
-	Backfill backfillCmd `cmd:"" help:"Derive what rows written before a migration lack (coins), in batches."`
-	Help     helpCmd     `cmd:"" help:"Show this help, or a command's (feedapi help import)."`
-	Version  versionCmd  `cmd:"" help:"Print the build version."`
+	Demo      demoCmd      `cmd:"" help:"Migrate, seed demo data if the database is empty, print a free and an internal key, and serve."`
+	Serve     serveCmd     `cmd:"" help:"Serve the API (no migration, no seeding)."`
+	Migrate   migrateCmd   `cmd:"" help:"Create the database if missing and apply pending migrations (idempotent)."`
+	Seed      seedCmd      `cmd:"" help:"Load deterministic, realistic demo data (same flags, same rows)."`
+	Import    importCmd    `cmd:"" help:"Upsert NDJSON data by id; bad lines are reported and skipped, the rest imported."`
+	Keys      keysCmd      `cmd:"" help:"Create, list and revoke API keys."`
+	Backfill  backfillCmd  `cmd:"" help:"Derive what rows written before a migration lack (coins), in batches."`
+	Retention retentionCmd `cmd:"" help:"Keep the firehose's monthly partitions: create those ahead, drop those past the retention."`
+	Help      helpCmd      `cmd:"" help:"Show this help, or a command's (feedapi help import)."`
+	Version   versionCmd   `cmd:"" help:"Print the build version."`
 }
 
 // helpCmd prints the usage, as --help does: of the whole, or of the

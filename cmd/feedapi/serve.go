@@ -22,6 +22,7 @@ import (
 
 // serveFlags configure the HTTP service; demo and serve share them.
 type serveFlags struct {
+	retentionFlag
 	Addr          string         `env:"FEEDAPI_ADDR" default:":8080" help:"Address to listen on."`
 	PublicURL     string         `name:"public-url" env:"FEEDAPI_PUBLIC_URL" help:"The service address, listed as the first server in the OpenAPI document (default: the address listened on, e.g. http://localhost:8080)."`
 	AltURL        string         `name:"alt-url" env:"FEEDAPI_ALT_URL" help:"A second address that reaches the same API, listed as the second server (default without --public-url: the listen address by IP, e.g. http://127.0.0.1:8080)."`
@@ -133,6 +134,10 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	if c.DBMaxConns <= 0 {
 		c.DBMaxConns = 4 * runtime.NumCPU()
 	}
+	retention, err := c.retentionFlag.parse()
+	if err != nil {
+		return err
+	}
 	bdb, err := db.Open(g.DatabaseURL, db.Options{MaxOpenConns: c.DBMaxConns, StatementTimeout: c.DBStatementTO})
 	if err != nil {
 		return err
@@ -188,6 +193,8 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	hub := live.NewHub()
 	listenCtx, stopListen := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopListen()
+	// The firehose's months ahead and its retention, on the primary.
+	go db.KeepFirehose(listenCtx, bdb, db.KeepOptions{Retention: retention, Logger: g.logger})
 	go db.Listen(listenCtx, g.DatabaseURL, db.ListenOptions{Logger: g.logger}, hub.Resync, hub.Notice) //nolint:errcheck // ends with listenCtx
 	// The first pages pollers ask for, ended by the change signal as soon as
 	// their rows change; the TTL bounds only what a lost signal leaves.

@@ -70,7 +70,9 @@ and with source or pane, first and deep page) run with --scenarios search,
 not with all; the rare ticker is --rare-coin or the rarest on the newest 100
 items of the list. The ETF funds' scenarios (etf-funds, etf-fund-flows,
 etf-fund-flows-fund, etf-flows-paged, etf-summary) run with
---scenarios etf-funds.
+--scenarios etf-funds. The firehose's own (firehose-first, firehose-deep-page,
+firehose-since, firehose-since-oldest, firehose-since-id; the deep page needs
+an internal key) run with --scenarios firehose.
 
 Scenarios (--scenarios a,b,c, all or search; --list prints them):
 `

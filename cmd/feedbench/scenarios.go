@@ -72,6 +72,16 @@ var scenarios = append([]scenario{
 		prepare: static("/v1/firehose", "pane", "news", "important", "true")},
 	{name: "sources", doc: "GET /v1/sources",
 		prepare: static("/v1/sources")},
+	{name: "firehose-first", doc: "GET /v1/firehose, the first page",
+		prepare: static("/v1/firehose"), group: "firehose", optIn: true},
+	{name: "firehose-deep-page", doc: "GET /v1/firehose?cursor=C, C beside the oldest messages (needs an internal key)",
+		prepare: prepFirehoseDeepPage, group: "firehose", optIn: true},
+	{name: "firehose-since", doc: "GET /v1/firehose?since=T, T --since-lag before each request: the polling case",
+		prepare: prepFirehoseSince, group: "firehose", optIn: true},
+	{name: "firehose-since-oldest", doc: "GET /v1/firehose?since=T, T a day before the oldest message kept (sources.firehose_oldest)",
+		prepare: prepFirehoseSinceOldest, group: "firehose", optIn: true},
+	{name: "firehose-since-id", doc: "GET /v1/firehose?since_id=ID, ID the 100th newest message's",
+		prepare: prepFirehoseSinceID, group: "firehose", optIn: true},
 	{name: "etf-list", doc: "GET /v1/etf-flows?asset=BTC,ETH&from=D1&to=D2, --etf-days up to the newest flow",
 		prepare: prepEtfList},
 	{name: "etf-latest", doc: "GET /v1/etf-flows/latest",
@@ -194,6 +204,56 @@ func prepPostsDeepPage(ctx context.Context, d *discovery) (nextFunc, error) {
 		return nil, skip("fewer than 2 posts: no deep page to fetch")
 	}
 	return roundRobin(d.get("/v1/posts", url.Values{"cursor": {out.Posts.Edges[0].Cursor}})), nil
+}
+
+func prepFirehoseSince(_ context.Context, d *discovery) (nextFunc, error) {
+	lag := d.opts.sinceLag
+	return func(t *vegeta.Target) {
+		since := d.now().Add(-lag).UTC().Format("2006-01-02T15:04:05.000Z")
+		*t = d.get("/v1/firehose", url.Values{"since": {since}})
+	}, nil
+}
+
+func prepFirehoseSinceOldest(ctx context.Context, d *discovery) (nextFunc, error) {
+	var sources struct {
+		Oldest *time.Time `json:"firehose_oldest"`
+	}
+	if err := d.getJSON(ctx, "/v1/sources", nil, &sources); err != nil {
+		return nil, err
+	}
+	if sources.Oldest == nil {
+		return nil, skip("no firehose messages")
+	}
+	since := sources.Oldest.Add(-24 * time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
+	return roundRobin(d.get("/v1/firehose", url.Values{"since": {since}})), nil
+}
+
+func prepFirehoseSinceID(ctx context.Context, d *discovery) (nextFunc, error) {
+	var msgs []struct {
+		ID int64 `json:"id"`
+	}
+	if err := d.getJSON(ctx, "/v1/firehose", url.Values{"limit": {"100"}}, &msgs); err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		return nil, skip("no firehose messages")
+	}
+	return roundRobin(d.get("/v1/firehose", url.Values{"since_id": {strconv.FormatInt(msgs[len(msgs)-1].ID, 10)}})), nil
+}
+
+func prepFirehoseDeepPage(ctx context.Context, d *discovery) (nextFunc, error) {
+	var out struct {
+		Firehose struct {
+			Edges []struct{ Cursor string } `json:"edges"`
+		} `json:"firehose"`
+	}
+	if err := d.graphql(ctx, `{ firehose(last: 100) { edges { cursor } } }`, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Firehose.Edges) < 2 {
+		return nil, skip("fewer than 2 firehose messages: no deep page to fetch")
+	}
+	return roundRobin(d.get("/v1/firehose", url.Values{"cursor": {out.Firehose.Edges[0].Cursor}})), nil
 }
 
 func prepPostOne(ctx context.Context, d *discovery) (nextFunc, error) {

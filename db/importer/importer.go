@@ -113,6 +113,9 @@ func Import(ctx context.Context, bdb *bun.DB, kind Kind, r io.Reader, opts Optio
 			sharedKeys: firehoseSharedKeys,
 			registered: registeredFirehoseKeys,
 			story:      firehoseStory,
+			conflict:   firehoseConflict,
+			prepare:    newFirehoseMonths().ensure,
+			prepareTx:  firehoseRetime,
 		})
 	case KindEtfFlows:
 		return run(ctx, bdb, r, opts, resource[db.EtfFlow, etfKey]{
@@ -455,6 +458,11 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K], afte
 			return ctx.Err()
 		}
 	}
+	if im.res.prepare != nil {
+		if err := im.res.prepare(ctx, im.bdb, b.rows); err != nil {
+			return err
+		}
+	}
 	return im.bdb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		rows := b.rows
 		if im.res.conflicts != nil {
@@ -471,7 +479,13 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K], afte
 				}
 			}
 		}
-		err := upsert(ctx, tx, rows)
+		var err error
+		if im.res.prepareTx != nil {
+			err = im.res.prepareTx(ctx, tx, rows)
+		}
+		if err == nil {
+			err = upsert(ctx, tx, rows, im.res.conflict)
+		}
 		if err == nil {
 			err = b.stories.Write(ctx, db.SQLQuerier{DB: tx.Tx})
 		}
@@ -534,16 +548,20 @@ func (im *importer[T, K]) writeRejects(rejects []reject) error {
 	return nil
 }
 
-// upsert inserts rows, or updates the rows with the same primary key, in one
-// statement. A row equal to the stored one is left alone, so that importing
-// the same data again writes no new row versions.
-func upsert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
+// upsert inserts rows, or updates the rows with the same primary key (or
+// conflict target, when not empty), in one statement. A row equal to the
+// stored one is left alone, so that importing the same data again writes no
+// new row versions.
+func upsert[T any](ctx context.Context, tx bun.Tx, rows []T, conflict string) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	table := tx.Dialect().Tables().Get(reflect.TypeFor[T]())
+	if conflict == "" {
+		conflict = columns(table.PKs, "")
+	}
 	_, err := tx.NewInsert().Model(&rows).
-		On("CONFLICT (" + columns(table.PKs, "") + ") DO UPDATE").
+		On("CONFLICT (" + conflict + ") DO UPDATE").
 		Where("(" + columns(table.DataFields, string(table.SQLAlias)+".") + ") IS DISTINCT FROM (" +
 			columns(table.DataFields, "EXCLUDED.") + ")").
 		Exec(ctx)

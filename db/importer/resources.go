@@ -54,6 +54,13 @@ type resource[T any, K comparable] struct {
 	// story, when set, is the row as the story assigner reads it; the
 	// assigner sets the row's story through it.
 	story func(row *T) db.StoryItem
+	// conflict, when set, is the upsert's conflict target (default: the
+	// primary key).
+	conflict string
+	// prepare, when set, runs on the batch's rows before its transaction
+	// (prepareTx: in it, before the upsert).
+	prepare   func(ctx context.Context, bdb *bun.DB, rows []T) error
+	prepareTx func(ctx context.Context, tx bun.Tx, rows []T) error
 }
 
 // postStory and firehoseStory give the story assigner a row's text.

@@ -19,7 +19,9 @@ import (
 //   - firehose_source_groups, one row per (source, pane, important)
 //     (firehose_source_groups_add);
 //   - post_coins and firehose_coins, one row per (ticker, item id)
-//     (coin_side_insert): keyed by the item, so covered by its id.
+//     (coin_side_insert): keyed by the item, so covered by its id;
+//   - firehose_message_ids, one row per message id (the ids registry of
+//     the partitioned firehose): keyed by the item too.
 //
 // A shared key names such a row. Once the row is committed, writers only
 // read it (ON CONFLICT DO NOTHING takes no lock on a committed row); a row

@@ -6,8 +6,9 @@
 // data set, and every timestamp is derived from Options.Until, never from
 // the clock. Posts and firehose messages are generated as streams and
 // written with COPY, so millions of rows load in minutes in constant
-// memory. Everything is written in one transaction: a failure leaves the
-// tables as they were.
+// memory. Everything is written in one transaction (but for firehose
+// messages beyond the first firehoseChunk, committed in chunks of that
+// size): a failure leaves the tables as they were.
 package seed
 
 import (
@@ -29,16 +30,20 @@ import (
 // Options sizes the generated data set. Zero values take the defaults.
 //
 // Posts are spread over the twelve weeks before Until (longer when more
-// briefs ask for it), firehose messages over the last four weeks. Briefs
+// briefs ask for it), firehose messages over the last four weeks (or
+// FirehoseDays). Briefs
 // cover the newest complete Monday-to-Sunday weeks before Until, ETF flows
 // every US trading day from each fund launch whose figures were out by Until.
 type Options struct {
-	Posts    int       // curated posts (default 3000)
-	Firehose int       // firehose messages (default 6000)
-	Briefs   int       // weekly briefs, newest weeks (default 12)
-	EtfDays  int       // most recent trading days of ETF flows per asset (default: all since launch)
-	Until    time.Time // end of the generated period, exclusive (default 2026-11-16T00:00:00Z)
-	Seed     int64     // random seed (default 1)
+	Posts    int // curated posts (default 3000)
+	Firehose int // firehose messages (default 6000)
+	// FirehoseDays is how many days before Until the firehose messages
+	// cover (default 28).
+	FirehoseDays int
+	Briefs       int       // weekly briefs, newest weeks (default 12)
+	EtfDays      int       // most recent trading days of ETF flows per asset (default: all since launch)
+	Until        time.Time // end of the generated period, exclusive (default 2026-11-16T00:00:00Z)
+	Seed         int64     // random seed (default 1)
 
 	// Reset replaces existing feed data (posts, briefs, firehose messages
 	// and ETF flows; API keys are never touched). Without it Run refuses to
@@ -101,7 +106,7 @@ func (o Options) withDefaults() (Options, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"posts", o.Posts}, {"firehose", o.Firehose}, {"briefs", o.Briefs}, {"etf days", o.EtfDays}} {
+	}{{"posts", o.Posts}, {"firehose", o.Firehose}, {"briefs", o.Briefs}, {"etf days", o.EtfDays}, {"firehose days", o.FirehoseDays}} {
 		if f.v < 0 {
 			return o, fmt.Errorf("seed: %s must not be negative, got %d", f.name, f.v)
 		}
@@ -111,6 +116,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Firehose == 0 {
 		o.Firehose = 6000
+	}
+	if o.FirehoseDays == 0 {
+		o.FirehoseDays = int(firehosePeriod / day)
 	}
 	if o.Briefs == 0 {
 		o.Briefs = 12
@@ -149,7 +157,7 @@ func newPlan(opts Options) *plan {
 	if p.weeks.first.Before(p.postsStart) {
 		p.postsStart = p.weeks.first
 	}
-	p.firehoseStart = until.Add(-firehosePeriod)
+	p.firehoseStart = until.Add(-time.Duration(opts.FirehoseDays) * day)
 	textFrom := p.postsStart
 	if p.firehoseStart.Before(textFrom) {
 		textFrom = p.firehoseStart
@@ -236,6 +244,17 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	tx.Conn().TypeMap().RegisterType(assetType)
 
 	o := p.opts
+	// The firehose's monthly partitions, so that no row of the period
+	// lands in the default partition (on a database migrated that far).
+	var partitioned bool
+	if err := tx.QueryRow(ctx, "SELECT to_regprocedure('firehose_partitions_ensure(timestamptz, timestamptz)') IS NOT NULL").Scan(&partitioned); err != nil {
+		return fmt.Errorf("seed: firehose partitions: %w", err)
+	}
+	if partitioned {
+		if _, err := tx.Exec(ctx, "SELECT firehose_partitions_ensure($1, $2)", p.firehoseStart, o.Until); err != nil {
+			return fmt.Errorf("seed: firehose partitions: %w", err)
+		}
+	}
 	pg := newPostGen(ctx, p.seed, p.newsroom, p.postsStart, o.Until, o.Posts, p.weeks, newProgress(progress, "posts", o.Posts))
 	pg.stories = newStoryTracker(db.KindPost, 1, o.Until)
 	n, err := writePosts(ctx, tx, pg)
@@ -246,11 +265,26 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 
 	fg := newFirehoseGen(ctx, p.seed, p.newsroom, p.firehoseStart, o.Until, o.Firehose, newProgress(progress, "firehose", o.Firehose))
 	fg.stories = newStoryTracker(db.KindFirehose, pg.stories.x.Next(), o.Until)
-	n, err = writeFirehose(ctx, tx, fg)
-	if err != nil {
-		return err
+	for {
+		// A transaction gives each row it inserts a distinct stream
+		// position out of at most 2^24 (see the stream positions
+		// migration): a larger data set commits every firehoseChunk rows.
+		chunk := &limitRows{src: fg, left: firehoseChunk}
+		n, err = writeFirehose(ctx, tx, chunk)
+		if err != nil {
+			return err
+		}
+		stats.Firehose += int(n)
+		if chunk.left > 0 {
+			break
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fmt.Errorf("seed: commit: %w", err)
+		}
+		if tx, err = pc.Begin(ctx); err != nil {
+			return fmt.Errorf("seed: begin: %w", err)
+		}
 	}
-	stats.Firehose = int(n)
 	start := time.Now()
 	if err := writeStoryIndex(ctx, tx, fg.stories.x.Next(), pg.stories, fg.stories); err != nil {
 		return err
@@ -294,6 +328,27 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	fmt.Fprintf(progress, "analyze: done in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }
+
+// firehoseChunk is the most firehose messages the seed writes in one
+// transaction.
+const firehoseChunk = 10_000_000
+
+// limitRows passes on at most left rows of src.
+type limitRows struct {
+	src  pgx.CopyFromSource
+	left int
+}
+
+func (l *limitRows) Next() bool {
+	if l.left == 0 || !l.src.Next() {
+		return false
+	}
+	l.left--
+	return true
+}
+
+func (l *limitRows) Values() ([]any, error) { return l.src.Values() }
+func (l *limitRows) Err() error             { return l.src.Err() }
 
 // writePosts writes generated posts: the one write path of the seed and of
 // the live publisher (Live), so that whatever is derived on write applies

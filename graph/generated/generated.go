@@ -309,6 +309,7 @@ type ComplexityRoot struct {
 		Delays         func(childComplexity int) int
 		EtfAssets      func(childComplexity int) int
 		EtfFunds       func(childComplexity int) int
+		FirehoseOldest func(childComplexity int) int
 		FirehosePanes  func(childComplexity int) int
 	}
 
@@ -1552,6 +1553,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sources.EtfFunds(childComplexity), true
+	case "Sources.firehoseOldest":
+		if e.ComplexityRoot.Sources.FirehoseOldest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sources.FirehoseOldest(childComplexity), true
 	case "Sources.firehosePanes":
 		if e.ComplexityRoot.Sources.FirehosePanes == nil {
 			break
@@ -2699,6 +2706,12 @@ type Sources {
   absent.
   """
   delays: [SourceDelay!]!
+  """
+  ` + "`" + `createdAt` + "`" + ` of the oldest firehose message kept (null while there is none):
+  older months are dropped by the deployment's retention. A ` + "`" + `since` + "`" + ` or a
+  cursor from before it gives the messages from it on, never an error.
+  """
+  firehoseOldest: DateTime
 }
 
 "Health and version of the service."
@@ -3334,6 +3347,8 @@ func (ec *executionContext) childFields_Sources(ctx context.Context, field graph
 		return ec.fieldContext_Sources_coins(ctx, field)
 	case "delays":
 		return ec.fieldContext_Sources_delays(ctx, field)
+	case "firehoseOldest":
+		return ec.fieldContext_Sources_firehoseOldest(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sources", field.Name)
 }
@@ -9197,6 +9212,29 @@ func (ec *executionContext) fieldContext_Sources_delays(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Sources_firehoseOldest(ctx context.Context, field graphql.CollectedField, obj *model.Sources) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sources_firehoseOldest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirehoseOldest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sources_firehoseOldest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sources", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _Story_uid(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13281,6 +13319,11 @@ func (ec *executionContext) _Sources(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "firehoseOldest":
+			out.Values[i] = ec._Sources_firehoseOldest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16176,7 +16219,7 @@ func plainSelectionSources(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "coins", "curatedSources", "etfAssets", "etfFunds", "firehosePanes":
+		case "__typename", "coins", "curatedSources", "etfAssets", "etfFunds", "firehoseOldest", "firehosePanes":
 		default:
 			return false
 		}
@@ -16234,6 +16277,12 @@ func (p *plainSources) MarshalGQL(w io.Writer) {
 			w.Write(b)
 			ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, obj.EtfFunds).MarshalGQL(w)
 			b = plainBuffer(w)
+		case "firehoseOldest":
+			if v := obj.FirehoseOldest; v == nil {
+				b = append(b, "null"...)
+			} else {
+				b = scalar.AppendDateTime(b, *v)
+			}
 		case "firehosePanes":
 			w.Write(b)
 			ec.marshalNPane2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋdbᚐPaneᚄ(ctx, field.Selections, obj.FirehosePanes).MarshalGQL(w)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/feedapi/feedapi/db"
 )
@@ -225,6 +226,10 @@ type Sources struct {
 	// firehose's, each sorted by label. Sources without items in that day are
 	// absent.
 	Delays []SourceDelay `json:"delays"`
+	// `createdAt` of the oldest firehose message kept (null while there is none):
+	// older months are dropped by the deployment's retention. A `since` or a
+	// cursor from before it gives the messages from it on, never an error.
+	FirehoseOldest *time.Time `json:"firehoseOldest,omitempty"`
 }
 
 // A page of stories.

@@ -1614,6 +1614,9 @@ type Sources struct {
 	// EtfFunds Tickers of the ETF funds, sorted: each is a `fund` value of `/v1/etf-flows/funds`. Always sent where ETF flows are offered; not listed as required so that answers of v1 before it stay valid.
 	EtfFunds *[]string `json:"etf_funds,omitempty"`
 
+	// FirehoseOldest `created_at` of the oldest firehose message kept (null while there is none): older months are dropped by the deployment's retention. A `since` or a cursor from before it gives the messages from it on, never an error. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	FirehoseOldest *time.Time `json:"firehose_oldest,omitempty"`
+
 	// FirehosePanes Valid `pane` values of the firehose, sorted.
 	FirehosePanes []SourcesFirehosePanes `json:"firehose_panes"`
 }
