@@ -351,6 +351,21 @@ func TestDashboardInABrowser(t *testing.T) {
 	t.Logf("the live panel showed the imported post %s after the import returned, %s after it started (product target: within 2s)",
 		shown.Sub(committed).Round(time.Millisecond), shown.Sub(started).Round(time.Millisecond))
 
+	// The same event told again by another source joins the post's story:
+	// the live panel shows one row for the story, the newest item with the
+	// count of the others, instead of adding a row.
+	retold := fmt.Sprintf(`{"id":%d,"source":"DashboardTestWire","username":"wire","body":"Spot $BTC ETF inflows top estimates","created_at":%q}`,
+		id+1, time.Now().UTC().Format(time.RFC3339Nano))
+	if res, err := importer.Import(ctx, store.DB(), importer.KindPosts, strings.NewReader(retold+"\n"), importer.Options{}); err != nil || res.Imported != 1 {
+		t.Fatalf("import the retold post: %+v, %v", res, err)
+	}
+	var sameStory bool
+	if err := store.DB().NewRaw("SELECT (SELECT story_id FROM posts WHERE id = ?) = (SELECT story_id FROM posts WHERE id = ?)", id, id+1).Scan(ctx, &sameStory); err != nil || !sameStory {
+		t.Fatalf("the retold post is not in the post's story (%v): the detector, not the dashboard, is wrong", err)
+	}
+	waitFor("one row for the story, counting the first post", `(() => { const r = document.querySelector('#live-list [data-uid="cp_`+strconv.FormatInt(id+1, 10)+`"]');
+		return r !== null && /\+1 more/.test(r.textContent) && document.querySelector('#live-list [data-uid="`+uid+`"]') === null; })()`)
+
 	// The filters: a coin no item mentions empties the list; BTC with a
 	// search brings the post back, found by the server's own search.
 	do("filter by a coin nobody mentions",

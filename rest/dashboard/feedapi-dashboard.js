@@ -248,8 +248,8 @@
 
   // --- Live panel --------------------------------------------------------
 
-  var POST_FIELDS = "uid id source username body url originalSourceUrl createdAt coins";
-  var FIREHOSE_FIELDS = "uid id pane source sourceName title body url originalSourceUrl createdAt coins important";
+  var POST_FIELDS = "uid id source username body url originalSourceUrl createdAt coins story { id }";
+  var FIREHOSE_FIELDS = "uid id pane source sourceName title body url originalSourceUrl createdAt coins important story { id }";
   // The newest items with the filters, then the subscription with the same
   // filters: the server filters both alike (coins, full-text q, pane).
   var LIST = {
@@ -264,12 +264,10 @@
   var ws = null;
   var live = null; // the current filters, items and subscriptions
 
-  // storyOf is the hook for stories: where posts and firehose messages
-  // belong to a story (the same event told by several items), it returns
-  // the story's key and the live list collapses the story's items into one
-  // row that counts them. Until the schema has stories it returns null, and
-  // every item is a row of its own. To switch it on, select the story in
-  // POST_FIELDS and FIREHOSE_FIELDS (e.g. "story { id }").
+  // storyOf is the key of an item's story (the same event told by several
+  // items, posts and firehose messages alike): the live list collapses a
+  // story's items into one row that counts them. Items stored before
+  // stories were kept have none and stay rows of their own.
   function storyOf(item) {
     return item.story ? "story:" + item.story.id : null;
   }
