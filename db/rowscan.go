@@ -210,7 +210,7 @@ func (n nullInt64) Scan(src any) error {
 }
 
 // nullTime scans a nullable timestamptz column into a *time.Time (nil for
-// NULL), in UTC.
+// NULL), as the driver gives it (as bun's scan would).
 type nullTime struct{ p **time.Time }
 
 func (n nullTime) Scan(src any) error {
@@ -218,7 +218,6 @@ func (n nullTime) Scan(src any) error {
 	case nil:
 		*n.p = nil
 	case time.Time:
-		v = v.UTC()
 		*n.p = &v
 	default:
 		return fmt.Errorf("scan %T into a nullable time", src)

@@ -50,8 +50,9 @@ func (f SearchFilter) where(q *sqlBuilder, alias string) {
 		q.add(" AND "+alias+".id > ?", f.SinceID)
 	}
 	if f.CollapseStory && f.siblings != nil {
-		// One probe of the story index (story_id, created_at, id): stories
-		// are small, so the sibling rows it tests are few.
+		// One probe of the story index (story_id, id): the siblings with a
+		// smaller id come first, and the first that matches the filters
+		// ends the probe.
 		q.add(" AND NOT EXISTS (SELECT 1 FROM " + f.table + " c WHERE c.story_id = " + alias + ".story_id AND c.id < " + alias + ".id")
 		f.siblings(q, "c")
 		q.add(")")

@@ -402,8 +402,8 @@ func storedStories(ctx context.Context, q Querier, kind ItemKind, ids []int64) (
 // probeSQL finds the indexed items that share a band with the new items
 // and were seen within the window: one probe of story_bands_probe_idx per
 // band, reading at most story.MaxPerBand items of it, the most recent.
-const probeSQL = `SELECT m.kind::text, m.item_id, m.story_id, m.seen_at, m.features, s.first_seen_at
-	FROM story_members m JOIN stories s ON s.id = m.story_id
+const probeSQL = `SELECT m.kind::text, m.item_id, m.story_id, m.seen_at, m.features, m.story_start
+	FROM story_members m
 	WHERE (m.kind, m.item_id) IN (SELECT b.kind, b.item_id FROM unnest($1::bigint[]) k,
 		LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
 			ORDER BY seen_at DESC LIMIT $4) b)`
@@ -479,8 +479,8 @@ const upsertStoriesSQL = `INSERT INTO stories AS s (id, first_seen_at, last_seen
 		coins = ARRAY(SELECT DISTINCT x FROM unnest(s.coins || EXCLUDED.coins) x ORDER BY x),
 		panes = ARRAY(SELECT DISTINCT x FROM unnest(s.panes || EXCLUDED.panes) x ORDER BY x)`
 
-const insertMembersSQL = `INSERT INTO story_members (kind, item_id, story_id, seen_at, features)
-	SELECT k::"char", i, s, t, f FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::text[]) AS v(k, i, s, t, f)
+const insertMembersSQL = `INSERT INTO story_members (kind, item_id, story_id, seen_at, story_start, features)
+	SELECT k::"char", i, s, t, st, f FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::text[]) AS v(k, i, s, t, st, f)
 	ON CONFLICT DO NOTHING`
 
 const insertBandsSQL = `INSERT INTO story_bands (band, seen_at, kind, item_id)
@@ -525,6 +525,7 @@ func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
 		items    []int64
 		stories  []int64
 		seen     []time.Time
+		starts   []time.Time
 		features []string
 		bBand    []int64
 		bSeen    []time.Time
@@ -536,12 +537,13 @@ func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
 		items = append(items, m.id)
 		stories = append(stories, m.story)
 		seen = append(seen, m.at)
+		starts = append(starts, m.start)
 		features = append(features, m.f.Encode())
 		for _, b := range m.bands {
 			bBand, bSeen, bKind, bItem = append(bBand, b), append(bSeen, m.at), append(bKind, string(rune(m.kind))), append(bItem, m.id)
 		}
 	}
-	if err := q.Exec(ctx, insertMembersSQL, kinds, items, stories, seen, features); err != nil {
+	if err := q.Exec(ctx, insertMembersSQL, kinds, items, stories, seen, starts, features); err != nil {
 		return fmt.Errorf("stories: write members: %w", err)
 	}
 	if err := q.Exec(ctx, insertBandsSQL, bBand, bSeen, bKind, bItem); err != nil {

@@ -37,7 +37,7 @@ func BenchmarkAssignOneItem(b *testing.B) {
 	// The indexed items: headlines of a few words from a vocabulary, so
 	// that bands repeat as in real feeds, numbered so that each differs.
 	var as db.StoryAssigner
-	const batch = 20000
+	const batch = 5000
 	headline := func(i int) string {
 		return fmt.Sprintf("Token%d %s %s after %s update %d", i%5000, verbs[i%len(verbs)], nouns[(i/7)%len(nouns)], nouns[(i/13)%len(nouns)], i)
 	}

@@ -84,7 +84,7 @@ func (s *Store) ListStories(ctx context.Context, f StoryFilter, after *StoryKey,
 // (a missing id has no row).
 func (s *Store) StoriesByID(ctx context.Context, ids []int64) ([]Story, error) {
 	var rows []Story
-	if err := s.db.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+	if err := s.db.NewSelect().Model(&rows).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("stories by id: %w", err)
 	}
 	return rows, nil
@@ -166,21 +166,27 @@ type SourceDelay struct {
 	P95    time.Duration
 }
 
-// DelayWindow is the period SourceDelays looks back over.
-const DelayWindow = 24 * time.Hour
+// DelayWindow is the period SourceDelays looks back over, and DelaySample
+// the most items of each feed it reads: the latest received, so that a
+// bulk import does not make every answer read a day of rows.
+const (
+	DelayWindow = 24 * time.Hour
+	DelaySample = 20_000
+)
 
 // SourceDelays returns the median and 95th percentile delay of each
-// source's items received within DelayWindow, by feed then source. It
-// reads the received_at indexes over that day's rows.
+// source's items received within DelayWindow (at most the DelaySample
+// latest of each feed), by feed then source. It reads the received_at
+// indexes newest first.
 func (s *Store) SourceDelays(ctx context.Context) ([]SourceDelay, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT feed, source, count(*),
 			percentile_cont(0.5) WITHIN GROUP (ORDER BY d), percentile_cont(0.95) WITHIN GROUP (ORDER BY d)
-		FROM (SELECT 'posts' AS feed, source, extract(epoch FROM received_at - created_at) AS d
-				FROM posts WHERE received_at >= now() - ?::interval
+		FROM ((SELECT 'posts' AS feed, source, extract(epoch FROM received_at - created_at) AS d
+				FROM posts WHERE received_at >= now() - ?::interval ORDER BY received_at DESC LIMIT ?)
 			UNION ALL
-			SELECT 'firehose', source, extract(epoch FROM received_at - created_at)
-				FROM firehose_messages WHERE received_at >= now() - ?::interval) x
-		GROUP BY feed, source ORDER BY feed DESC, source`, "24 hours", "24 hours")
+			(SELECT 'firehose', source, extract(epoch FROM received_at - created_at)
+				FROM firehose_messages WHERE received_at >= now() - ?::interval ORDER BY received_at DESC LIMIT ?)) x
+		GROUP BY feed, source ORDER BY feed DESC, source`, "24 hours", DelaySample, "24 hours", DelaySample)
 	if err != nil {
 		return nil, fmt.Errorf("source delays: %w", err)
 	}

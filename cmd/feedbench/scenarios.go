@@ -90,7 +90,7 @@ var scenarios = append([]scenario{
 		prepare: prepGraphQLDashboard, graphql: true},
 	{name: "unknown-keys", doc: "GET /v1/posts?limit=50 with a new random well-formed key each time: a flood of refused keys (401); only when named, e.g. beside another feedbench measuring a real client",
 		prepare: prepUnknownKeys, optIn: true},
-}, append(searchScenarios(), etfFundScenarios()...)...)
+}, append(append(searchScenarios(), etfFundScenarios()...), storyScenarios...)...)
 
 // selectScenarios resolves --scenarios: "all" or a list of names, kept in
 // the order given, without duplicates.

@@ -59,6 +59,9 @@ CREATE TABLE story_members (
     item_id   bigint      NOT NULL,
     story_id  bigint      NOT NULL,
     seen_at   timestamptz NOT NULL,
+    -- when the story began, as its writer knew it: a story takes items
+    -- within 48 hours of its first one
+    story_start timestamptz NOT NULL,
     features  text        NOT NULL,
     PRIMARY KEY (kind, item_id)
 );
@@ -85,11 +88,13 @@ ALTER TABLE firehose_messages ALTER COLUMN received_at SET DEFAULT clock_timesta
 
 --bun:split
 
-CREATE INDEX posts_story_idx ON posts (story_id, created_at, id) WHERE story_id IS NOT NULL;
+-- (story_id, id): a story's items in id order, so that "an item of the same
+-- story with a smaller id" (collapse=story) is one probe of the first entry.
+CREATE INDEX posts_story_idx ON posts (story_id, id) WHERE story_id IS NOT NULL;
 
 --bun:split
 
-CREATE INDEX firehose_story_idx ON firehose_messages (story_id, created_at, id) WHERE story_id IS NOT NULL;
+CREATE INDEX firehose_story_idx ON firehose_messages (story_id, id) WHERE story_id IS NOT NULL;
 
 --bun:split
 

@@ -292,23 +292,3 @@ func firehoseItems(rows [][]any) []db.StoryItem {
 	}
 	return items
 }
-
-// genRows is a pgx.CopyFromSource of n rows, each written into row by gen.
-type genRows struct {
-	n, i int
-	gen  func(i int)
-	row  []any
-}
-
-func (g *genRows) Next() bool {
-	if g.i >= g.n {
-		return false
-	}
-	g.gen(g.i)
-	g.i++
-	return true
-}
-
-func (g *genRows) Values() ([]any, error) { return g.row, nil }
-
-func (g *genRows) Err() error { return nil }

@@ -141,7 +141,7 @@ func (st *storyTracker) assign(id int64, t time.Time, title, body string) int64 
 	s := st.x.Add(f, t)
 	if st.x.Size() > before && !t.Before(st.until.Add(-storydet.Window)) {
 		kind := string(rune(st.kind))
-		st.members = append(st.members, []any{kind, id, s, t, f.Encode()})
+		st.members = append(st.members, []any{kind, id, s, t, st.x.Start(s), f.Encode()})
 		for _, b := range f.Bands() {
 			st.bands = append(st.bands, []any{b, t, kind, id})
 		}
@@ -161,7 +161,7 @@ func writeStoryIndex(ctx context.Context, tx pgx.Tx, next int64, trackers ...*st
 		return fmt.Errorf("seed: stories: %w", err)
 	}
 	for _, st := range trackers {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"story_members"}, []string{"kind", "item_id", "story_id", "seen_at", "features"},
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"story_members"}, []string{"kind", "item_id", "story_id", "seen_at", "story_start", "features"},
 			pgx.CopyFromRows(st.members)); err != nil {
 			return fmt.Errorf("seed: story members: %w", err)
 		}

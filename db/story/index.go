@@ -140,3 +140,6 @@ func (x *Index) Forget(t time.Time) {
 
 // Size is the number of items whose bands the index holds.
 func (x *Index) Size() int { return len(x.members) }
+
+// Start is when story s began, as far as the index knows.
+func (x *Index) Start(s int64) time.Time { return x.starts[s] }

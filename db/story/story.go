@@ -49,7 +49,7 @@ const (
 	maxHead    = 24               // words of the body taken as the headline of an item without a title
 	maxText    = 600              // bytes of body read
 	minWords   = 2                // fewer shingles: the item starts its own story
-	maxAnchors = 4                // coin-and-figure keys per item
+	maxAnchors = 2                // coin-and-figure keys per item
 	hashSeed   = 0x5eed_5107_0a11 // fixed: bands are stored, so they must not change between runs
 )
 
