@@ -10,6 +10,7 @@ import (
 
 // BriefFilter says what a list of briefs reads.
 type BriefFilter struct {
+	From time.Time // week_start >= From; zero: no bound
 	// Omit names columns not to read ("content"): their fields stay zero.
 	// Every other column of the model is read.
 	Omit []string
@@ -39,6 +40,9 @@ func (s *Store) ListBriefs(ctx context.Context, f BriefFilter, p Page) ([]Brief,
 func (s *Store) briefsSQL(f BriefFilter, p Page) *sqlBuilder {
 	q := s.newSQL(briefType, f.Omit)
 	q.add("SELECT " + q.cols("b") + " FROM briefs b WHERE true")
+	if !f.From.IsZero() {
+		q.add(" AND b.week_start >= ?::date", f.From.Format(time.DateOnly))
+	}
 	p.where(q, "b")
 	p.orderLimit(q, "b")
 	return s.boundBytes(q, briefType, f.Omit, nil, p.order(), p.MaxBytes)

@@ -59,8 +59,8 @@ func Open(url string, opts Options) (*bun.DB, error) {
 	cfg.RuntimeParams["timezone"] = "UTC"
 	// No JIT: every query of the service reads a page, and the planner's
 	// estimate of a branch that its gate will skip (db/QUERIES.md) can pass
-	// jit_above_cost, which then spent 150 ms to 1.5 s compiling a
-	// statement that runs in 2 ms.
+	// jit_above_cost, and compiling then takes far longer than the
+	// statement runs.
 	cfg.RuntimeParams["jit"] = "off"
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(opts.MaxOpenConns)

@@ -14,7 +14,7 @@ import (
 // Scanning the rows of the list and stream statements. bun's generic scan
 // puts a reflective scanner in front of every column of every row; for the
 // statements every poll runs, that scan cost more CPU than the rest of the
-// request's handling together (issue 13's profile). These statements
+// request's handling together (an end-to-end CPU profile). These statements
 // still go through bun (bun.DB.QueryContext formats them and runs the
 // query hooks), but their rows are scanned straight into the model's
 // fields: scanTarget names the destination of each column, with the

@@ -74,7 +74,7 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Query.Posts = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *time.Time, _ []string, _ *string, _ *int64, _ *string) int {
 		return conn(child, first, last)
 	}
-	c.Query.Briefs = func(child int, first *int, _ *string, last *int, _ *string) int {
+	c.Query.Briefs = func(child int, first *int, _ *string, last *int, _ *string, _ *time.Time) int {
 		return conn(child, first, last)
 	}
 	c.Query.Firehose = func(child int, first *int, _ *string, last *int, _ *string, _ *db.Pane, _ *string, _ *bool, _ *time.Time, _ []string, _ *string, _ *int64, _ *string) int {

@@ -15,6 +15,7 @@ import (
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/cursor"
 	"github.com/feedapi/feedapi/graph/model"
+	"github.com/feedapi/feedapi/limits"
 )
 
 // The names that bind the ETF lists' cursors to them.
@@ -25,8 +26,8 @@ const (
 
 // Limits of the per-fund arguments.
 const (
-	maxFundsFilter = 50 // tickers in etfFundFlows(funds:)
-	defaultTopFund = 5  // EtfSummaryEntry.topFunds(first:)
+	maxFundsFilter = limits.MaxFunds // tickers in etfFundFlows(funds:)
+	defaultTopFund = 5               // EtfSummaryEntry.topFunds(first:)
 	maxTopFunds    = 50
 )
 

@@ -14,14 +14,16 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/limits"
 )
 
-// Page sizes of the connections and of the ETF lists.
+// Page sizes of the connections and of the ETF lists (package limits
+// declares them for REST and GraphQL alike).
 const (
-	defaultPageSize = 50
-	maxPageSize     = 100
-	defaultEtfSize  = 100
-	maxEtfSize      = 500
+	defaultPageSize = limits.PageDefault
+	maxPageSize     = limits.PageMax
+	defaultEtfSize  = limits.EtfPageDefault
+	maxEtfSize      = limits.EtfPageMax
 )
 
 // refusal makes the error an extension returns for a refused operation; the

@@ -135,7 +135,7 @@ func TestWithoutETF(t *testing.T) {
 	}
 }
 
-// briefContentQuery is the heaviest query: n aliases of every
+// briefContentQuery is the README's heaviest query: n aliases of every
 // post of 12 weeks, each with its brief's whole Markdown.
 func briefContentQuery(n int) string {
 	var b strings.Builder

@@ -130,12 +130,15 @@ func (r *queryResolver) Post(ctx context.Context, id int64) (*db.Post, error) {
 }
 
 // Briefs is the resolver for the briefs field.
-func (r *queryResolver) Briefs(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BriefConnection, error) {
+func (r *queryResolver) Briefs(ctx context.Context, first *int, after *string, last *int, before *string, from *time.Time) (*model.BriefConnection, error) {
 	p, err := pageArgs{first: first, after: after, last: last, before: before}.page(connBriefs)
 	if err != nil {
 		return nil, err
 	}
 	f := db.BriefFilter{Omit: unselectedColumns(ctx, briefOptional)}
+	if from != nil {
+		f.From = *from
+	}
 	p.MaxBytes = readBudget(ctx)
 	rows, more, err := r.store.ListBriefs(ctx, f, p)
 	if err := boundedRead(ctx, err, len(rows), p.Limit, more, "brief", selectedOptional(briefOptional, f.Omit)); err != nil {

@@ -7,16 +7,16 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/db/coins"
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/limits"
 )
 
-// MaxCoins is how many tickers a coins filter may hold.
-const MaxCoins = 20
-
-// MaxQueryBytes bounds the full-text query q.
-const MaxQueryBytes = 256
-
-// maxSinceID is the largest sinceId: ids are at most 2^53-1.
-const maxSinceID = 1<<53 - 1
+// The bounds of the search arguments, declared in package limits for REST
+// and GraphQL alike.
+const (
+	MaxCoins      = limits.MaxCoins
+	MaxQueryBytes = limits.MaxQueryBytes
+	maxSinceID    = limits.MaxSinceID
+)
 
 // searchArgs checks the coins, q and sinceId arguments that posts and the
 // firehose share and returns their filter. Tickers are upper-cased and

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/metrics"
 )
 
 // access is what the access log and the metrics learn of a request while
@@ -54,11 +55,11 @@ func (a *access) takeOver() func(extraBytes int64) {
 func (a *access) refusalScope() string {
 	switch {
 	case a.authBudget:
-		return scopeAuth
+		return metrics.ScopeAuth
 	case a.hasKey:
-		return scopeKey
+		return metrics.ScopeKey
 	}
-	return scopeIP
+	return metrics.ScopeIP
 }
 
 type accessKey struct{}
@@ -131,7 +132,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 			ctx := r.Context()
 			return func(extra int64) {
 				d := time.Since(start)
-				s.metrics.observeRequest(method, route, status, d, scope)
+				s.metrics.ObserveRequest(method, route, status, d, scope)
 				if !logOn {
 					return
 				}
@@ -197,7 +198,7 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // routePattern returns the chi pattern that matched r (such as
-// /v1/posts/{id}), or routeUnmatched: a bounded set of values, safe for
+// /v1/posts/{id}), or metrics.RouteUnmatched: a bounded set of values, safe for
 // metric labels and logs, unlike the path a client sent.
 func routePattern(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil {
@@ -205,5 +206,5 @@ func routePattern(r *http.Request) string {
 			return p
 		}
 	}
-	return routeUnmatched
+	return metrics.RouteUnmatched
 }

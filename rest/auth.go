@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // Authenticator verifies API keys. Authenticate returns an *apperr.Error
@@ -40,7 +41,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		secret, ok := bearer(r.Header.Values("Authorization"))
 		ip := s.clientIP(r)
 		if !ok || !s.verified.has(secret) {
-			if d := s.rates.peek(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.allowed {
+			if d := s.rates.Peek(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.Allowed {
 				s.refuseAuth(w, r, ip, d)
 				return
 			}
@@ -67,7 +68,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 // authFailed counts a failed authentication against the client IP's
 // budget and answers 401, or 429 when the budget is spent.
 func (s *server) authFailed(w http.ResponseWriter, r *http.Request, ip string) {
-	if d := s.rates.take(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.allowed {
+	if d := s.rates.Take(r.Context(), budgetAuthFailed+ip, s.authFailures); !d.Allowed {
 		s.refuseAuth(w, r, ip, d)
 		return
 	}
@@ -78,10 +79,10 @@ func (s *server) authFailed(w http.ResponseWriter, r *http.Request, ip string) {
 // budget is spent, with that budget's rate-limit headers (policy
 // "failed_auth"), and notes until when ip is spent, so that its next
 // requests are refused first in the chain (refuse.go).
-func (s *server) refuseAuth(w http.ResponseWriter, r *http.Request, ip string, d decision) {
-	now := s.rates.clock()
-	s.refuser.blocked.block(ip, now.Add(d.reset), now)
-	setRateHeaders(w.Header(), policyAuthFailed, s.authFailures, d)
+func (s *server) refuseAuth(w http.ResponseWriter, r *http.Request, ip string, d ratelimit.Decision) {
+	now := s.rates.Clock()
+	s.refuser.blocked.block(ip, now.Add(d.Reset), now)
+	ratelimit.SetHeaders(w.Header(), ratelimit.PolicyAuthFailed, s.authFailures, d)
 	if a := accessOf(r.Context()); a != nil {
 		a.authBudget = true
 	}
@@ -96,7 +97,7 @@ func (s *server) refuseAuth(w http.ResponseWriter, r *http.Request, ip string, d
 func (s *server) optionalKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if secret, ok := bearer(r.Header.Values("Authorization")); ok {
-			if s.verified.has(secret) || s.rates.peek(r.Context(), budgetAuthFailed+s.clientIP(r), s.authFailures).allowed {
+			if s.verified.has(secret) || s.rates.Peek(r.Context(), budgetAuthFailed+s.clientIP(r), s.authFailures).Allowed {
 				if p, err := s.keys.Authenticate(r.Context(), secret); err == nil {
 					s.verified.add(secret)
 					r = r.WithContext(keys.WithPrincipal(r.Context(), p))
@@ -140,8 +141,8 @@ func (s *server) keyed(tiers ...string) func(http.Handler) http.Handler {
 			budget := budgetKey + strconv.FormatInt(p.KeyID, 10)
 			if conditional(r) && slices.Contains(tiers, tier) {
 				// Counted only if the answer is not a 304 (conditional.go).
-				if d := s.rates.peek(r.Context(), budget, limit); d.allowed {
-					setRateHeaders(w.Header(), policyDefault, limit, d)
+				if d := s.rates.Peek(r.Context(), budget, limit); d.Allowed {
+					ratelimit.SetHeaders(w.Header(), ratelimit.PolicyDefault, limit, d)
 					next.ServeHTTP(&countUnlessNotModified{ResponseWriter: w, s: s, r: r, budget: budget, limit: limit}, r)
 					return
 				}

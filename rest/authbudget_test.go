@@ -15,6 +15,8 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/metrics"
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // randomKey returns a well-formed key that was never issued.
@@ -104,7 +106,7 @@ func TestFailedAuthBudget(t *testing.T) {
 			// The unauthenticated endpoints keep their own budget.
 			a.get(t, "/v1/health", "").wantStatus(t, http.StatusOK)
 			// The refusals are counted under a scope of their own.
-			if got := counter(t, reg, "feedapi_rate_limit_refusals_total", map[string]string{"scope": scopeAuth}); got != float64(refusedByA) {
+			if got := counter(t, reg, "feedapi_rate_limit_refusals_total", map[string]string{"scope": metrics.ScopeAuth}); got != float64(refusedByA) {
 				t.Errorf("feedapi_rate_limit_refusals_total{scope=auth} = %v, want %d", got, refusedByA)
 			}
 		})
@@ -136,12 +138,12 @@ func TestRateLimitRedisReturnsNoFreshBudget(t *testing.T) {
 		a.get(t, "/v1/sources", base.free).wantStatus(t, http.StatusOK)
 	}
 	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
-	if got := healthRateLimits(t, a); got != rateLimitsFallback {
-		t.Fatalf("cut: rate_limits = %q, want %q", got, rateLimitsFallback)
+	if got := healthRateLimits(t, a); got != ratelimit.StateFallback {
+		t.Fatalf("cut: rate_limits = %q, want %q", got, ratelimit.StateFallback)
 	}
 	proxy.setCut(false)
 	deadline := time.Now().Add(10 * time.Second)
-	for healthRateLimits(t, a) != rateLimitsShared {
+	for healthRateLimits(t, a) != ratelimit.StateShared {
 		if time.Now().After(deadline) {
 			t.Fatalf("a did not return to Redis within 10s")
 		}
@@ -173,7 +175,7 @@ func TestRateLimitRedisOutageKeepsTheReplicasShare(t *testing.T) {
 	backOnRedis := func() {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for healthRateLimits(t, a) != rateLimitsShared {
+		for healthRateLimits(t, a) != ratelimit.StateShared {
 			if time.Now().After(deadline) {
 				t.Fatalf("a did not return to Redis within 10s")
 			}
@@ -187,8 +189,8 @@ func TestRateLimitRedisOutageKeepsTheReplicasShare(t *testing.T) {
 	proxy.setCut(true)
 	// Redis away: 3 of the 6 are left, not a fresh 6.
 	a.get(t, "/v1/sources", base.free).wantStatus(t, http.StatusOK)
-	if got := healthRateLimits(t, a); got != rateLimitsFallback {
-		t.Fatalf("cut: rate_limits = %q, want %q", got, rateLimitsFallback)
+	if got := healthRateLimits(t, a); got != ratelimit.StateFallback {
+		t.Fatalf("cut: rate_limits = %q, want %q", got, ratelimit.StateFallback)
 	}
 	wantRateHeaders(t, a.get(t, "/v1/sources", base.free), limit, 1)
 	proxy.setCut(false)
@@ -198,8 +200,8 @@ func TestRateLimitRedisOutageKeepsTheReplicasShare(t *testing.T) {
 	proxy.setCut(true)
 	// ... and away again, the replica still knows of all 6.
 	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
-	if got := healthRateLimits(t, a); got != rateLimitsFallback {
-		t.Fatalf("second cut: rate_limits = %q, want %q", got, rateLimitsFallback)
+	if got := healthRateLimits(t, a); got != ratelimit.StateFallback {
+		t.Fatalf("second cut: rate_limits = %q, want %q", got, ratelimit.StateFallback)
 	}
 	wantRateLimited(t, a.get(t, "/v1/sources", base.free))
 	// Another key has its whole budget.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // A 304 Not Modified does not count against the key's rate limit (GitHub's
@@ -44,10 +45,10 @@ func (c *countUnlessNotModified) decide(code int) {
 	if code == http.StatusNotModified {
 		return
 	}
-	d := c.s.rates.take(c.r.Context(), c.budget, c.limit)
+	d := c.s.rates.Take(c.r.Context(), c.budget, c.limit)
 	h := c.ResponseWriter.Header()
-	setRateHeaders(h, policyDefault, c.limit, d)
-	if d.allowed {
+	ratelimit.SetHeaders(h, ratelimit.PolicyDefault, c.limit, d)
+	if d.Allowed {
 		return
 	}
 	c.refused = true

@@ -21,6 +21,8 @@ import (
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // validateAgainstOpenAPI fails t, listing every problem found, unless one
@@ -71,7 +73,7 @@ func validateAgainstOpenAPI(t testing.TB, doc []byte, req *http.Request, resp *h
 }
 
 // contract checks exchanges against one parsed OpenAPI document.
-type contract struct {
+type docContract struct {
 	model    *v3.Document
 	full     validator.Validator // responses and requests
 	headers  validator.Validator // responses without body validation, for HEAD
@@ -81,7 +83,7 @@ type contract struct {
 
 type contractEntry struct {
 	once sync.Once
-	c    *contract
+	c    *docContract
 	err  error
 }
 
@@ -89,14 +91,14 @@ type contractEntry struct {
 var contracts sync.Map // string(doc) → *contractEntry
 
 // contractFor returns the cached contract of doc, parsing it on first use.
-func contractFor(doc []byte) (*contract, error) {
+func contractFor(doc []byte) (*docContract, error) {
 	v, _ := contracts.LoadOrStore(string(doc), &contractEntry{})
 	e := v.(*contractEntry)
 	e.once.Do(func() { e.c, e.err = newContract(doc) })
 	return e.c, e.err
 }
 
-func newContract(doc []byte) (*contract, error) {
+func newContract(doc []byte) (*docContract, error) {
 	d, err := libopenapi.NewDocument(doc)
 	if err != nil {
 		return nil, fmt.Errorf("parse the OpenAPI document: %w", err)
@@ -105,7 +107,7 @@ func newContract(doc []byte) (*contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build the OpenAPI v3 model: %w", err)
 	}
-	c := &contract{
+	c := &docContract{
 		model:   &m.Model,
 		full:    validator.NewValidatorFromV3Model(&m.Model, config.WithFormatAssertions()),
 		headers: validator.NewValidatorFromV3Model(&m.Model, config.WithFormatAssertions(), config.WithoutResponseBodyValidation()),
@@ -129,7 +131,7 @@ var (
 const contractContentType = "application/json; charset=utf-8"
 
 // check returns every way the exchange departs from the contract.
-func (c *contract) check(req *http.Request, resp *http.Response, body []byte) []string {
+func (c *docContract) check(req *http.Request, resp *http.Response, body []byte) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
@@ -160,9 +162,9 @@ func (c *contract) check(req *http.Request, resp *http.Response, body []byte) []
 		strings.HasPrefix(header.Get("Content-Type"), "text/html")
 	// The pages and their assets are not JSON: their documented types. The
 	// landing page is HTML when the client prefers it.
-	landingHTML := slices.Contains(landingPaths, templ) && prefersHTML(req.Header.Values("Accept"))
-	if status == http.StatusOK && (templ == dashboardPath || templ == dashboardAssetsPath+"/{file}" || templ == graphiqlAssetsPath+"/{file}" ||
-		templ == referencePath || templ == referenceAssetsPath+"/{file}" || landingHTML) {
+	landingHTML := slices.Contains(contract.LandingPaths, templ) && prefersHTML(req.Header.Values("Accept"))
+	if status == http.StatusOK && (templ == contract.DashboardPath || templ == contract.DashboardAssetsPath+"/{file}" || templ == contract.GraphiQLAssetsPath+"/{file}" ||
+		templ == contract.ReferencePath || templ == contract.ReferenceAssetsPath+"/{file}" || landingHTML) {
 		ct, _, _ := strings.Cut(header.Get("Content-Type"), ";")
 		if !slices.Contains([]string{"text/html", "text/javascript", "text/css"}, ct) {
 			add("Content-Type is %q, want HTML, a script or a stylesheet", header.Get("Content-Type"))
@@ -249,7 +251,7 @@ func (c *contract) check(req *http.Request, resp *http.Response, body []byte) []
 // routerAnswer checks the answer to an undocumented path (want 404) or
 // method (want 405, with Allow). The per-IP rate limit (429) and a fault
 // (500) may come first.
-func (c *contract) routerAnswer(what string, want, status int, header http.Header, body []byte, bodyless bool) []string {
+func (c *docContract) routerAnswer(what string, want, status int, header http.Header, body []byte, bodyless bool) []string {
 	var problems []string
 	if status != want && status != http.StatusTooManyRequests && status != http.StatusInternalServerError {
 		problems = append(problems, fmt.Sprintf("%s, so the answer must be %d (or 429 or 500), got %d", what, want, status))
@@ -273,10 +275,8 @@ func (c *contract) routerAnswer(what string, want, status int, header http.Heade
 // (431 is a bad_request whose header is too large).
 var statusCodes = func() map[int]string {
 	m := map[int]string{http.StatusRequestHeaderFieldsTooLarge: "bad_request"}
-	for _, e := range oaErrors {
-		var status int
-		fmt.Sscan(e.status, &status)
-		m[status] = string(e.code)
+	for _, e := range contract.Errors {
+		m[e.Status] = string(e.Code)
 	}
 	return m
 }()
@@ -319,7 +319,7 @@ func shapeProblems(status int, body []byte) []string {
 // route finds the documented path template that path matches (a literal
 // template before one with parameters), also with a server's base path
 // removed. The item is nil for an undocumented path.
-func (c *contract) route(path string) (string, *v3.PathItem) {
+func (c *docContract) route(path string) (string, *v3.PathItem) {
 	candidates := []string{path}
 	for _, base := range c.basePath {
 		if rest, ok := strings.CutPrefix(path, base); ok {
@@ -361,7 +361,7 @@ func pathMatches(template, path string) bool {
 }
 
 // errorBody checks body against the named component schema.
-func (c *contract) errorBody(schema string, body []byte) []string {
+func (c *docContract) errorBody(schema string, body []byte) []string {
 	proxy := c.model.Components.Schemas.GetOrZero(schema)
 	if proxy == nil {
 		return []string{"the document has no schema " + schema}

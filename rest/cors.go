@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/go-chi/cors"
+
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // corsMaxAge is how long, in seconds, a browser may reuse a preflight's answer.
@@ -12,7 +14,7 @@ const corsMaxAge = 600
 // corsExposedHeaders are the response headers a script on another origin
 // may read: pacing, caching and support.
 var corsExposedHeaders = []string{
-	hLimit, hRemaining, hReset, hPolicy, hRateLimit,
+	ratelimit.HeaderLimit, ratelimit.HeaderRemaining, ratelimit.HeaderReset, ratelimit.HeaderPolicy, ratelimit.HeaderRateLimit,
 	"Retry-After", "Etag", "X-Request-Id",
 }
 

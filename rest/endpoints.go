@@ -6,145 +6,48 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
-// shape says how an endpoint's query result becomes the envelope.
-type shape int
-
-const (
-	// shapeValue: data is the query's "data" value; pagination is null.
-	shapeValue shape = iota
-	// shapePage: data is the nodes of the query's "page" connection and
-	// pagination comes from its pageInfo.
-	shapePage
-	// shapeItem: like shapeValue, for one resource named by the path id; a
-	// null result is 404.
-	shapeItem
-	// shapeOptionalPage: like shapePage, but pagination is null unless the
-	// client asked for it (pagingParam true, or a cursor): a list that was
-	// not paginated before keeps its answer for the clients that do not ask.
-	shapeOptionalPage
-)
-
-// endpoint is one keyed GET endpoint of /v1: a fixed query, the query
-// parameters that set its variables, and the shape of its result.
+// endpoint is one keyed GET endpoint of /v1 as the router serves it: its
+// declaration in the contract, and what the prepared query adds.
 type endpoint struct {
-	pattern string  // chi route pattern
-	query   string  // document name in queries/
-	params  []param // accepted query parameters
-	shape   shape
-	kind    string                     // shapeItem: the resource named in a 404 ("post")
-	units   string                     // meta.units, if any
-	check   func(map[string]any) error // cross-parameter rule, if any
-	poll    string                     // PollCache kind of its first pages, if polled
+	contract.Endpoint
 	// toggles maps the GraphQL fields of its query shown only when a
 	// parameter says so (@include(if: $includeRaw)) to that parameter
 	// (include_raw); set from the prepared document (fieldToggles).
 	toggles map[string]string
 }
 
-// endpoints returns the keyed /v1 endpoints. The values of pane and asset
-// are the schema's enum values, so they cannot drift from the schema.
+// endpoints returns the keyed /v1 endpoints of the contract. The values of
+// the contract's enumerations must be the schema's, so that the parameters
+// cannot drift from the schema.
 func endpoints(schema *ast.Schema, etf bool) ([]endpoint, error) {
-	panes, err := enumValues(schema, "Pane")
-	if err != nil {
-		return nil, err
+	enums := map[string][]string{"Pane": contract.PaneValues}
+	if etf {
+		enums["EtfAsset"] = contract.AssetValues
 	}
-	eps := []endpoint{
-		{
-			pattern: "/v1/posts", query: "posts", shape: shapePage, poll: PollPosts,
-			params: []param{
-				limitParam(1, 100, 50),
-				cursorParam(),
-				textParam("source", "source"),
-				sinceParam(),
-				coinsParam(),
-				queryParam(),
-				sinceIDParam(),
-				positionParam(),
-				boolParam("include_body", "includeBody", true),
-				boolParam("include_raw", "includeRaw", false),
-			},
-		},
-		{
-			pattern: "/v1/posts/{id}", query: "post", shape: shapeItem, kind: "post",
-			params: []param{boolParam("include_raw", "includeRaw", false)},
-		},
-		{
-			pattern: "/v1/briefs", query: "briefs", shape: shapePage,
-			params: []param{limitParam(1, 100, 50), cursorParam()},
-		},
-		{pattern: "/v1/briefs/{id}", query: "brief", shape: shapeItem, kind: "brief"},
-		{
-			pattern: "/v1/firehose", query: "firehose", shape: shapePage, poll: PollFirehose,
-			params: []param{
-				limitParam(1, 100, 50),
-				cursorParam(),
-				enumParam("pane", "pane", panes),
-				textParam("source", "source"),
-				boolParam("important", "important", nil),
-				sinceParam(),
-				coinsParam(),
-				queryParam(),
-				sinceIDParam(),
-				positionParam(),
-				boolParam("include_summary", "includeSummary", false),
-			},
-		},
-		{pattern: "/v1/sources", query: "sources", shape: shapeValue},
+	for name, declared := range enums {
+		values, err := enumValues(schema, name)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Equal(values, declared) {
+			return nil, fmt.Errorf("rest: the schema's enum %s is %v, the contract's %v", name, values, declared)
+		}
 	}
-	if !etf {
-		return eps, nil
+	var eps []endpoint
+	for _, ep := range contract.Endpoints(etf) {
+		eps = append(eps, endpoint{Endpoint: ep})
 	}
-	assets, err := enumValues(schema, "EtfAsset")
-	if err != nil {
-		return nil, err
-	}
-	eps[len(eps)-1].query = "sources_etf"
-	return append(eps,
-		endpoint{
-			pattern: "/v1/etf-flows", query: "etf_flows", shape: shapeOptionalPage, units: "usd",
-			params: []param{
-				assetParam(assets),
-				dateParam("from"),
-				dateParam("to"),
-				limitParam(1, 500, 100),
-				boolParam(pagingParam, pagingParam, nil),
-				cursorParam(),
-			},
-			check: all(fromNotAfterTo, cursorPaginates),
-		},
-		endpoint{
-			pattern: "/v1/etf-flows/funds", query: "etf_fund_flows", shape: shapePage, units: "usd",
-			params: []param{
-				assetParam(assets),
-				fundParam(),
-				dateParam("from"),
-				dateParam("to"),
-				limitParam(1, 500, 100),
-				cursorParam(),
-			},
-			check: fromNotAfterTo,
-		},
-		endpoint{
-			pattern: "/v1/etf-funds", query: "etf_funds", shape: shapeValue, units: "usd",
-			params: []param{assetParam(assets)},
-		},
-		endpoint{
-			pattern: "/v1/etf-flows/latest", query: "etf_flows_latest", shape: shapeValue, units: "usd",
-			params: []param{assetParam(assets)},
-		},
-		endpoint{
-			pattern: "/v1/etf-flows/summary", query: "etf_summary", shape: shapeValue, units: "usd",
-			params: []param{assetParam(assets)},
-		},
-	), nil
+	return eps, nil
 }
 
 // restParam makes a bad_request of the endpoint's query that names a
@@ -161,12 +64,12 @@ func (ep endpoint) restParam(err error) error {
 	if d == nil || d.Code != apperr.BadRequest || d.Param == "" {
 		return err
 	}
-	for _, p := range ep.params {
+	for _, p := range ep.Params {
 		switch d.Param {
-		case p.name:
+		case p.Name:
 			return err
-		case p.variable:
-			e := p.invalid()
+		case p.Variable:
+			e := p.Invalid()
 			e.Err = err
 			return e
 		}
@@ -192,7 +95,7 @@ func (ep endpoint) tooLarge(tl *graph.ItemTooLargeError) error {
 // fieldToggles returns, for the operation of doc, the fields shown only
 // when a boolean parameter of params is true (@include(if: $variable)),
 // by field name, with that parameter's name.
-func fieldToggles(doc *ast.QueryDocument, params []param) map[string]string {
+func fieldToggles(doc *ast.QueryDocument, params []contract.Param) map[string]string {
 	out := map[string]string{}
 	var walk func(set ast.SelectionSet)
 	walk = func(set ast.SelectionSet) {
@@ -204,8 +107,8 @@ func fieldToggles(doc *ast.QueryDocument, params []param) map[string]string {
 			if d := f.Directives.ForName("include"); d != nil {
 				if arg := d.Arguments.ForName("if"); arg != nil && arg.Value.Kind == ast.Variable {
 					for _, p := range params {
-						if p.variable == arg.Value.Raw {
-							out[f.Name] = p.name
+						if p.Variable == arg.Value.Raw {
+							out[f.Name] = p.Name
 						}
 					}
 				}
@@ -234,7 +137,7 @@ func enumValues(schema *ast.Schema, name string) ([]string, error) {
 // serve returns the handler of ep.
 func (s *server) serve(ep endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ep.poll != "" {
+		if ep.Poll != "" {
 			w.Header()[hPollInterval] = s.pollHint
 			if s.polls != nil && firstPage(r) {
 				s.servePoll(w, r, ep)
@@ -259,42 +162,42 @@ func (s *server) serve(ep endpoint) http.HandlerFunc {
 // result, which refers to buf.
 func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (success, error) {
 	var id int64
-	if ep.shape == shapeItem {
+	if ep.Shape == contract.Item {
 		raw := chi.URLParam(r, "id")
 		if raw == "" {
-			return success{}, apperr.New(apperr.NotFound, "no "+ep.kind+" id in the path")
+			return success{}, apperr.New(apperr.NotFound, "no "+ep.Kind+" id in the path")
 		}
 		var err error
-		if id, err = parseID(raw); err != nil {
+		if id, err = contract.ParseID(raw); err != nil {
 			return success{}, err
 		}
 	}
-	vars, err := parseParams(r, ep.params)
+	vars, err := contract.Parse(r.URL.RawQuery, ep.Params)
 	if err != nil {
 		return success{}, err
 	}
-	if ep.check != nil {
-		if err := ep.check(vars); err != nil {
+	if ep.Check != nil {
+		if err := ep.Check(vars); err != nil {
 			return success{}, err
 		}
 	}
-	if ep.shape == shapeItem {
+	if ep.Shape == contract.Item {
 		vars["id"] = id
 	}
 	// The query has no variable for the paging switch: it only shapes
 	// the envelope.
-	paging := vars[pagingParam] == true || vars["after"] != nil
-	delete(vars, pagingParam)
-	data, err := s.queries.run(graph.WithResponseBuffer(r.Context(), buf), ep.query, vars)
+	paging := vars[contract.PagingParam] == true || vars["after"] != nil
+	delete(vars, contract.PagingParam)
+	data, err := s.queries.run(graph.WithResponseBuffer(r.Context(), buf), ep.Query, vars)
 	if err != nil {
 		return success{}, ep.restParam(err)
 	}
-	res := success{units: ep.units}
-	switch ep.shape {
-	case shapePage, shapeOptionalPage:
+	res := success{units: ep.Units}
+	switch ep.Shape {
+	case contract.Page, contract.OptionalPage:
 		var pi pageInfo
 		res.data, pi, err = splitPage(data)
-		res.paged, res.hasMore = ep.shape == shapePage || paging, pi.HasNextPage
+		res.paged, res.hasMore = ep.Shape == contract.Page || paging, pi.HasNextPage
 		if string(pi.position) != "null" {
 			res.position = pi.position // first pages only
 		}
@@ -303,12 +206,12 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 		}
 	default:
 		res.data, err = member(data, "data")
-		if err == nil && ep.shape == shapeItem && string(res.data) == "null" {
-			err = apperr.Missing(ep.kind, id)
+		if err == nil && ep.Shape == contract.Item && string(res.data) == "null" {
+			err = apperr.Missing(ep.Kind, id)
 		}
 	}
 	if err != nil {
-		return success{}, fmt.Errorf("%s: %w", ep.query, err)
+		return success{}, fmt.Errorf("%s: %w", ep.Query, err)
 	}
 	return res, nil
 }
@@ -320,7 +223,7 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 // take every replica of it out for that. rate_limits tells where the rate
 // limits are counted (withRateLimits).
 func (s *server) health(w http.ResponseWriter, r *http.Request) {
-	if _, err := parseParams(r, nil); err != nil {
+	if _, err := contract.Parse(r.URL.RawQuery, nil); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -347,7 +250,7 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 
 // openAPI serves the OpenAPI document itself, not wrapped in the envelope.
 func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {
-	if _, err := parseParams(r, nil); err != nil {
+	if _, err := contract.Parse(r.URL.RawQuery, nil); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/feedapi/feedapi/db"
@@ -661,5 +662,45 @@ func TestHealth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBriefsFrom: from keeps the briefs whose week starts on or after the
+// day, every one of them across pages, newest first; a date that is not a
+// day is a 400 naming from.
+func TestBriefsFrom(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	a.addBriefs(fxBriefID, 3)
+	var from string
+	if err := a.bdb.QueryRowContext(context.Background(),
+		`SELECT to_char(week_start, 'YYYY-MM-DD') FROM briefs ORDER BY week_start DESC OFFSET 1 LIMIT 1`).Scan(&from); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	rows, err := a.bdb.QueryContext(context.Background(), `SELECT id FROM briefs WHERE week_start >= ?::date ORDER BY id DESC`, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, id)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 2 {
+		t.Fatalf("the fixtures hold %d briefs from %s, want at least 2", len(want), from)
+	}
+	if got := a.walk(t, "/v1/briefs?limit=1&from="+from, 1); !slices.Equal(got, want) {
+		t.Errorf("from=%s walked %v, want %v", from, got, want)
+	}
+	r := a.get(t, "/v1/briefs?from=2026-02-30", a.free)
+	r.wantStatus(t, http.StatusBadRequest)
+	if msg := r.env.Error.Message; !strings.HasPrefix(msg, "from must be") {
+		t.Errorf("message %q, want one naming from", msg)
 	}
 }

@@ -13,10 +13,11 @@ import (
 
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // APIVersion is the version of the REST API, reported in meta.api_version.
-const APIVersion = "v1"
+const APIVersion = contract.APIVersion
 
 // contentTypeJSON is the Content-Type of every response.
 const contentTypeJSON = "application/json; charset=utf-8"
@@ -33,29 +34,10 @@ const (
 // internalMessage is the whole client-facing text of every 500.
 const internalMessage = "internal error; retry, then contact support with meta.request_id"
 
-// statusOf is the one table from domain error codes to HTTP statuses. ok is
-// false for codes it does not know, which are served as internal errors.
-func statusOf(code apperr.Code) (status int, ok bool) {
-	switch code {
-	case apperr.BadRequest:
-		return http.StatusBadRequest, true
-	case apperr.Unauthorized:
-		return http.StatusUnauthorized, true
-	case apperr.QuotaExceeded: // reserved: nothing returns it today
-		return http.StatusPaymentRequired, true
-	case apperr.ForbiddenTier:
-		return http.StatusForbidden, true
-	case apperr.NotFound:
-		return http.StatusNotFound, true
-	case apperr.MethodNotAllowed:
-		return http.StatusMethodNotAllowed, true
-	case apperr.RateLimited:
-		return http.StatusTooManyRequests, true
-	case apperr.Internal:
-		return http.StatusInternalServerError, true
-	}
-	return http.StatusInternalServerError, false
-}
+// statusOf returns the HTTP status of an error code from the contract's
+// one table of errors. ok is false for codes it does not know, which are
+// served as internal errors.
+func statusOf(code apperr.Code) (status int, ok bool) { return contract.StatusOf(code) }
 
 // publicCode reports whether an error of this code is shown to clients as
 // it is (every known code but internal).

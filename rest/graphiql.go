@@ -13,6 +13,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // graphiqlFiles are the GraphiQL page and its assets (rest/graphiql/README.md
@@ -21,11 +23,8 @@ import (
 //go:embed graphiql/index.html graphiql/*.js graphiql/*.css
 var graphiqlFiles embed.FS
 
-// graphiqlAssetsPath is where the page's scripts and styles are served.
-const graphiqlAssetsPath = "/graphql/assets"
-
 func newGraphiQL() (*staticPage, error) {
-	return newStaticPage(graphiqlFiles, "graphiql", graphiqlAssetsPath, nil)
+	return newStaticPage(graphiqlFiles, "graphiql", contract.GraphiQLAssetsPath, nil)
 }
 
 // staticPage serves an HTML page and its embedded assets: no CDN, so the

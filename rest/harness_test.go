@@ -21,6 +21,7 @@ import (
 	"github.com/feedapi/feedapi/db/dbtest"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
@@ -204,9 +205,9 @@ func checkInvariants(t testing.TB, req *http.Request, r *resp) {
 	// The dashboard's and the API reference's pages and assets, and the
 	// landing page for a browser, are HTML, scripts and stylesheets.
 	dashboard := r.StatusCode == http.StatusOK &&
-		(req.URL.Path == dashboardPath || strings.HasPrefix(req.URL.Path, dashboardAssetsPath+"/") ||
-			req.URL.Path == referencePath || strings.HasPrefix(req.URL.Path, referenceAssetsPath+"/") ||
-			slices.Contains(landingPaths, req.URL.Path) && prefersHTML(req.Header.Values("Accept")))
+		(req.URL.Path == contract.DashboardPath || strings.HasPrefix(req.URL.Path, contract.DashboardAssetsPath+"/") ||
+			req.URL.Path == contract.ReferencePath || strings.HasPrefix(req.URL.Path, contract.ReferenceAssetsPath+"/") ||
+			slices.Contains(contract.LandingPaths, req.URL.Path) && prefersHTML(req.Header.Values("Accept")))
 	// net/http drops Content-Type from a 304, which has no body (RFC 9110 §15.4.5).
 	if got := r.Header.Get("Content-Type"); r.StatusCode != http.StatusNotModified && !dashboard &&
 		got != contentTypeJSON && !strings.HasPrefix(got, "text/html") {

@@ -8,37 +8,12 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-)
 
-// The API reference's paths.
-const (
-	referencePath       = "/reference"
-	referenceAssetsPath = "/reference/assets"
+	"github.com/feedapi/feedapi/rest/contract"
 )
-
-// landingPaths answer the landing page.
-var landingPaths = []string{"/", "/" + APIVersion}
 
 // landingDescription says what the service is, on the page and in its JSON.
 const landingDescription = "A read-only JSON API of a curated crypto news feed, weekly briefs in Markdown, the raw news firehose split into panes and, where the deployment offers them, daily US spot-ETF flows: polled on /v1, streamed (server-sent events) and subscribed (GraphQL)."
-
-// landingLink is one link of the landing page. The list below is the one
-// declaration read by the HTML page, the JSON answer and the OpenAPI
-// schema of data.links.
-type landingLink struct {
-	Rel         string // its name in data.links
-	Href        string
-	Title       string
-	Description string
-}
-
-var landingLinks = []landingLink{
-	{"health", "/v1/health", "Health", "The service's health and build version. No key."},
-	{"openapi", "/v1/openapi.json", "OpenAPI document", "The OpenAPI 3.1 description of every path, for code generators and tools. No key."},
-	{"reference", referencePath, "API reference", "The OpenAPI document rendered for reading, served by this server alone. No key."},
-	{"graphql", "/graphql", "GraphQL (GraphiQL)", "The GraphQL API behind /v1, for internal dashboards; a browser gets the GraphiQL playground. Needs a key of tier internal."},
-	{"dashboard", dashboardPath, "Dashboard", "The internal dashboard: the live feed, and ETF flows where offered. Asks for a key of tier internal."},
-}
 
 // cacheLanding is the Cache-Control of both forms of the landing page:
 // revalidated with their ETags, so that a new build's links show at once.
@@ -62,7 +37,7 @@ type landing struct {
 
 func newLanding() (*landing, error) {
 	page, err := newStaticPage(landingFiles, "landing", "", map[string]any{
-		"Description": landingDescription, "Links": landingLinks})
+		"Description": landingDescription, "Links": contract.LandingLinks})
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +45,7 @@ func newLanding() (*landing, error) {
 	b.WriteString(`{"name":"feedapi","description":`)
 	appendJSONString(&b, landingDescription)
 	b.WriteString(`,"links":{`)
-	for i, l := range landingLinks {
+	for i, l := range contract.LandingLinks {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -89,17 +64,17 @@ func newLanding() (*landing, error) {
 
 // newReference renders the API reference's page for the OpenAPI document.
 func newReference() (*staticPage, error) {
-	return newStaticPage(referenceFiles, "reference", referenceAssetsPath, map[string]any{"Document": "/v1/openapi.json"})
+	return newStaticPage(referenceFiles, "reference", contract.ReferenceAssetsPath, map[string]any{"Document": "/v1/openapi.json"})
 }
 
 // landingRoutes routes the landing page and the API reference with its
 // assets: no key (they hold no data), limited per client IP.
 func (s *server) landingRoutes(r chi.Router) {
-	for _, p := range landingPaths {
+	for _, p := range contract.LandingPaths {
 		getHead(r, p, s.ipLimited(http.HandlerFunc(s.serveLanding)))
 	}
-	getHead(r, referencePath, s.ipLimited(http.HandlerFunc(s.reference.servePage)))
-	getHead(r, referenceAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	getHead(r, contract.ReferencePath, s.ipLimited(http.HandlerFunc(s.reference.servePage)))
+	getHead(r, contract.ReferenceAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.reference.serveAsset(w, r, s.notFound)
 	})))
 }
@@ -108,7 +83,7 @@ func (s *server) landingRoutes(r chi.Router) {
 // to JSON (a browser), else the envelope, as everywhere else in the API.
 // It takes no query parameters, like every other endpoint.
 func (s *server) serveLanding(w http.ResponseWriter, r *http.Request) {
-	if _, err := parseParams(r, nil); err != nil {
+	if _, err := contract.Parse(r.URL.RawQuery, nil); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

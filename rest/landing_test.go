@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // Accept headers as clients send them.
@@ -83,7 +85,7 @@ func TestLanding(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	htmlLink := regexp.MustCompile(`<li data-rel="([a-z]+)"><a href="([^"]+)">([^<]+)</a>`)
-	for _, path := range landingPaths {
+	for _, path := range contract.LandingPaths {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			for _, accept := range []string{"", "*/*", "application/json"} {
@@ -107,10 +109,10 @@ func TestLanding(t *testing.T) {
 				if err := json.Unmarshal(r.env.Data, &d); err != nil {
 					t.Fatalf("data: %v: %s", err, r.env.Data)
 				}
-				if d.Name != "feedapi" || d.Description != landingDescription || len(d.Links) != len(landingLinks) {
+				if d.Name != "feedapi" || d.Description != landingDescription || len(d.Links) != len(contract.LandingLinks) {
 					t.Errorf("data: %s", r.env.Data)
 				}
-				for _, l := range landingLinks {
+				for _, l := range contract.LandingLinks {
 					if got := d.Links[l.Rel]; got.Href != l.Href || got.Title != l.Title || got.Description != l.Description {
 						t.Errorf("data.links.%s = %+v, want %+v", l.Rel, got, l)
 					}
@@ -142,7 +144,7 @@ func TestLanding(t *testing.T) {
 				shown = append(shown, m[1]+" "+m[2]+" "+m[3])
 			}
 			var want []string
-			for _, l := range landingLinks {
+			for _, l := range contract.LandingLinks {
 				want = append(want, l.Rel+" "+l.Href+" "+l.Title)
 			}
 			if !slices.Equal(shown, want) {
@@ -191,7 +193,7 @@ func TestLanding(t *testing.T) {
 
 	// Every link answers without a key: the pages to a browser, the
 	// documents to a program.
-	for _, l := range landingLinks {
+	for _, l := range contract.LandingLinks {
 		accept := "application/json"
 		if l.Rel == "reference" || l.Rel == "graphql" || l.Rel == "dashboard" {
 			accept = acceptChrome
@@ -207,7 +209,7 @@ func TestLanding(t *testing.T) {
 // rels are the names of the landing page's links, in order.
 func rels() []string {
 	var out []string
-	for _, l := range landingLinks {
+	for _, l := range contract.LandingLinks {
 		out = append(out, l.Rel)
 	}
 	return out
@@ -220,9 +222,9 @@ func TestLandingAndReferenceAreLimitedPerClientIP(t *testing.T) {
 	a := newAPI(t, func(c *Config) { c.IPRateLimit = 4 })
 	wantRateHeaders(t, a.get(t, "/", "", "Accept", acceptChrome), 4, 3)
 	wantRateHeaders(t, a.get(t, "/v1", "", "Accept", "application/json"), 4, 2)
-	wantRateHeaders(t, a.get(t, referencePath, a.free), 4, 1)
-	wantRateHeaders(t, a.get(t, referenceAssetsPath+"/feedapi-reference.js", ""), 4, 0)
-	for _, path := range []string{"/", "/v1", referencePath, referenceAssetsPath + "/feedapi-reference.css", "/v1/health"} {
+	wantRateHeaders(t, a.get(t, contract.ReferencePath, a.free), 4, 1)
+	wantRateHeaders(t, a.get(t, contract.ReferenceAssetsPath+"/feedapi-reference.js", ""), 4, 0)
+	for _, path := range []string{"/", "/v1", contract.ReferencePath, contract.ReferenceAssetsPath + "/feedapi-reference.css", "/v1/health"} {
 		wantRateLimited(t, a.get(t, path, "", "Accept", acceptChrome))
 	}
 	// A key's budget is its own.
@@ -235,7 +237,7 @@ func TestLandingAndReferenceAreLimitedPerClientIP(t *testing.T) {
 func TestReferenceIsSelfContained(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
-	page := a.get(t, referencePath, "")
+	page := a.get(t, contract.ReferencePath, "")
 	page.wantStatus(t, http.StatusOK)
 	if ct := page.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
 		t.Errorf("Content-Type %q", ct)
@@ -268,21 +270,21 @@ func TestReferenceIsSelfContained(t *testing.T) {
 			t.Errorf("%s: revalidation %d, want 304", ref[1], again.StatusCode)
 		}
 	}
-	missing := a.get(t, referenceAssetsPath+"/redoc-0.0.0.standalone.js", "")
+	missing := a.get(t, contract.ReferenceAssetsPath+"/redoc-0.0.0.standalone.js", "")
 	missing.wantStatus(t, http.StatusNotFound)
 	if missing.env.Error == nil || missing.env.Error.Code != "not_found" {
 		t.Errorf("unknown asset: %s, want the not_found envelope", missing.plain)
 	}
-	head := a.do(t, http.MethodHead, referencePath, "", nil)
+	head := a.do(t, http.MethodHead, contract.ReferencePath, "", nil)
 	head.wantStatus(t, http.StatusOK)
 	if head.Header.Get("ETag") != page.Header.Get("ETag") || head.Header.Get("Content-Type") != page.Header.Get("Content-Type") {
-		t.Errorf("HEAD %s: %v, want GET's headers", referencePath, head.Header)
+		t.Errorf("HEAD %s: %v, want GET's headers", contract.ReferencePath, head.Header)
 	}
-	if again := a.get(t, referencePath, "", "If-None-Match", page.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
-		t.Errorf("%s: revalidation %d, want 304", referencePath, again.StatusCode)
+	if again := a.get(t, contract.ReferencePath, "", "If-None-Match", page.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
+		t.Errorf("%s: revalidation %d, want 304", contract.ReferencePath, again.StatusCode)
 	}
-	if post := a.do(t, http.MethodPost, referencePath, "", nil); post.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST %s: %d, want 405", referencePath, post.StatusCode)
+	if post := a.do(t, http.MethodPost, contract.ReferencePath, "", nil); post.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST %s: %d, want 405", contract.ReferencePath, post.StatusCode)
 	}
 }
 
@@ -375,7 +377,7 @@ func TestLandingAndReferenceInABrowser(t *testing.T) {
 
 	type shownLink struct{ Rel, Href, Title, URL string }
 	var followed []shownLink
-	for _, path := range landingPaths {
+	for _, path := range contract.LandingPaths {
 		var shown []shownLink
 		v, err := chromedp.Run(ctx, chromedp.NavigateResponse(a.srv.URL+path))
 		if err == nil && v.Status != http.StatusOK {
@@ -401,7 +403,7 @@ func TestLandingAndReferenceInABrowser(t *testing.T) {
 		for _, l := range shown {
 			got = append(got, l.Rel+" "+l.Href+" "+l.Title)
 		}
-		for _, l := range landingLinks {
+		for _, l := range contract.LandingLinks {
 			want = append(want, l.Rel+" "+l.Href+" "+l.Title)
 		}
 		if !slices.Equal(got, want) {
@@ -421,7 +423,7 @@ func TestLandingAndReferenceInABrowser(t *testing.T) {
 	}
 
 	// The reference, and the document it should show.
-	if err := chromedp.Do(ctx, chromedp.Navigate(a.srv.URL+referencePath)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(a.srv.URL+contract.ReferencePath)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.body.dataset.reference !== undefined`)); err != nil {

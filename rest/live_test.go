@@ -22,6 +22,7 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // The live feeds from outside: websockets, subscriptions over HTTP, and
@@ -450,37 +451,37 @@ func TestStreamsTakeTheirListsParameters(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	names := func(ps []param) []string {
+	names := func(ps []contract.Param) []string {
 		var out []string
 		for _, p := range ps {
-			out = append(out, p.name)
+			out = append(out, p.Name)
 		}
 		slices.Sort(out)
 		return out
 	}
 	for _, st := range s.streamEps {
-		list := strings.TrimSuffix(st.pattern, "/stream")
+		list := strings.TrimSuffix(st.Path, "/stream")
 		var want []string
 		for _, ep := range s.endpoints {
-			if ep.pattern != list {
+			if ep.Path != list {
 				continue
 			}
-			for _, p := range ep.params {
-				if !slices.Contains(pagingParams, p.name) {
-					want = append(want, p.name)
+			for _, p := range ep.Params {
+				if !slices.Contains([]string{"limit", "cursor", "since_id", "after"}, p.Name) {
+					want = append(want, p.Name)
 				}
 			}
 		}
 		if len(want) == 0 {
-			t.Fatalf("%s: no list %s", st.pattern, list)
+			t.Fatalf("%s: no list %s", st.Path, list)
 		}
 		want = append(want, "cursor")
 		slices.Sort(want)
-		if got := names(st.params); !slices.Equal(got, want) {
-			t.Errorf("%s takes %v, want its list's parameters but paging, and its cursor: %v", st.pattern, got, want)
+		if got := names(st.Params); !slices.Equal(got, want) {
+			t.Errorf("%s takes %v, want its list's parameters but paging, and its cursor: %v", st.Path, got, want)
 		}
-		if got := documented(st.pattern); !slices.Equal(got, want) {
-			t.Errorf("the OpenAPI document gives %s the parameters %v, the router %v", st.pattern, got, want)
+		if got := documented(st.Path); !slices.Equal(got, want) {
+			t.Errorf("the OpenAPI document gives %s the parameters %v, the router %v", st.Path, got, want)
 		}
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/rest/metrics"
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // withMetrics gives the handler metrics over a registry of the test's own.
@@ -89,8 +91,8 @@ func TestAccessLog(t *testing.T) {
 		{"health without a key", http.MethodGet, "/v1/health", "", 200, "/v1/health", false},
 		{"bad parameter with the key in the query", http.MethodGet, "/v1/posts?cursor=" + a.free, a.free, 400, "/v1/posts", true},
 		{"invalid key", http.MethodGet, "/v1/posts", "fapi_not_a_key", 401, "/v1/posts", false},
-		{"unknown path with a valid key", http.MethodGet, "/v1/nope/" + a.free, a.free, 404, routeUnmatched, true},
-		{"method not allowed", http.MethodDelete, "/v1/posts", "", 405, routeUnmatched, false},
+		{"unknown path with a valid key", http.MethodGet, "/v1/nope/" + a.free, a.free, 404, metrics.RouteUnmatched, true},
+		{"method not allowed", http.MethodDelete, "/v1/posts", "", 405, metrics.RouteUnmatched, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -211,8 +213,8 @@ func TestMetrics(t *testing.T) {
 			{"GET", "/v1/posts", "200", 1},
 			{"GET", "/v1/posts/{id}", "200", 3},
 			{"GET", "/v1/posts/{id}", "404", 1},
-			{"GET", routeUnmatched, "404", 2},
-			{"OTHER", routeUnmatched, "405", 1},
+			{"GET", metrics.RouteUnmatched, "404", 2},
+			{"OTHER", metrics.RouteUnmatched, "405", 1},
 		} {
 			labels := map[string]string{"method": tc.method, "route": tc.route, "status": tc.status}
 			if got := counter(t, reg, "feedapi_http_requests_total", labels); got != tc.want {
@@ -237,7 +239,7 @@ func TestMetrics(t *testing.T) {
 		t.Parallel()
 		reg := prometheus.NewRegistry()
 		a := base.variant(t, withMetrics(t, reg), func(c *Config) { c.RateLimit = 1; c.IPRateLimit = 1 })
-		for _, s := range []string{scopeKey, scopeIP} {
+		for _, s := range []string{metrics.ScopeKey, metrics.ScopeIP} {
 			if m := metric(t, reg, "feedapi_rate_limit_refusals_total", map[string]string{"scope": s}); m == nil {
 				t.Errorf("feedapi_rate_limit_refusals_total{scope=%q} absent before any refusal", s)
 			}
@@ -247,7 +249,7 @@ func TestMetrics(t *testing.T) {
 		wantRateLimited(t, a.get(t, "/v1/sources", a.free))
 		a.get(t, "/v1/health", "").wantStatus(t, 200)
 		wantRateLimited(t, a.get(t, "/v1/health", a.pro)) // health never looks at keys
-		for s, want := range map[string]float64{scopeKey: 2, scopeIP: 1} {
+		for s, want := range map[string]float64{metrics.ScopeKey: 2, metrics.ScopeIP: 1} {
 			if got := counter(t, reg, "feedapi_rate_limit_refusals_total", map[string]string{"scope": s}); got != want {
 				t.Errorf("feedapi_rate_limit_refusals_total{scope=%q} = %v, want %v", s, got, want)
 			}
@@ -408,8 +410,8 @@ func TestHealthReportsRateLimitStore(t *testing.T) {
 
 	t.Run("local without Redis", func(t *testing.T) {
 		t.Parallel()
-		if got := healthRateLimits(t, base); got != rateLimitsLocal {
-			t.Errorf("rate_limits = %q, want %q", got, rateLimitsLocal)
+		if got := healthRateLimits(t, base); got != ratelimit.StateLocal {
+			t.Errorf("rate_limits = %q, want %q", got, ratelimit.StateLocal)
 		}
 	})
 
@@ -420,8 +422,8 @@ func TestHealthReportsRateLimitStore(t *testing.T) {
 			c.Redis = fastRedis(t, "127.0.0.1:1")
 			c.RedisPrefix = randomPrefix(t)
 		})
-		if got := healthRateLimits(t, a); got != rateLimitsFallback {
-			t.Errorf("rate_limits = %q, want %q", got, rateLimitsFallback)
+		if got := healthRateLimits(t, a); got != ratelimit.StateFallback {
+			t.Errorf("rate_limits = %q, want %q", got, ratelimit.StateFallback)
 		}
 		if got := gauge(t, reg, "feedapi_rate_limit_redis_fallback"); got != 1 {
 			t.Errorf("feedapi_rate_limit_redis_fallback = %v, want 1", got)
@@ -440,16 +442,16 @@ func TestHealthReportsRateLimitStore(t *testing.T) {
 			c.Redis = fastRedis(t, proxy.addr())
 			c.RedisPrefix = randomPrefix(t)
 		})
-		if got := healthRateLimits(t, a); got != rateLimitsShared {
-			t.Fatalf("rate_limits = %q, want %q", got, rateLimitsShared)
+		if got := healthRateLimits(t, a); got != ratelimit.StateShared {
+			t.Fatalf("rate_limits = %q, want %q", got, ratelimit.StateShared)
 		}
 		if got := gauge(t, reg, "feedapi_rate_limit_redis_fallback"); got != 0 {
 			t.Errorf("feedapi_rate_limit_redis_fallback = %v, want 0", got)
 		}
 
 		proxy.setCut(true)
-		if got := healthRateLimits(t, a); got != rateLimitsFallback {
-			t.Errorf("cut: rate_limits = %q, want %q", got, rateLimitsFallback)
+		if got := healthRateLimits(t, a); got != ratelimit.StateFallback {
+			t.Errorf("cut: rate_limits = %q, want %q", got, ratelimit.StateFallback)
 		}
 		if got := gauge(t, reg, "feedapi_rate_limit_redis_fallback"); got != 1 {
 			t.Errorf("cut: feedapi_rate_limit_redis_fallback = %v, want 1", got)
@@ -459,13 +461,13 @@ func TestHealthReportsRateLimitStore(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		got := ""
 		for time.Now().Before(deadline) {
-			if got = healthRateLimits(t, a); got == rateLimitsShared {
+			if got = healthRateLimits(t, a); got == ratelimit.StateShared {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		if got != rateLimitsShared {
-			t.Errorf("restored: rate_limits = %q after 5s, want %q", got, rateLimitsShared)
+		if got != ratelimit.StateShared {
+			t.Errorf("restored: rate_limits = %q after 5s, want %q", got, ratelimit.StateShared)
 		}
 		if got := gauge(t, reg, "feedapi_rate_limit_redis_fallback"); got != 0 {
 			t.Errorf("restored: feedapi_rate_limit_redis_fallback = %v, want 0", got)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +19,8 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // update rewrites the golden files of package rest's tests from the current
@@ -216,7 +219,7 @@ func TestOpenAPIWithoutETF(t *testing.T) {
 		}
 	}
 	for _, tag := range at(t, m, "tags").([]any) {
-		if tag.(map[string]any)["name"] == oaTagETF {
+		if tag.(map[string]any)["name"] == contract.TagETF {
 			t.Error("the etf tag is listed without ETF flows")
 		}
 	}
@@ -249,12 +252,12 @@ func TestOpenAPIWithoutETF(t *testing.T) {
 // security its path needs.
 func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 	m := decodeDoc(t, testDoc(t, openAPITestOptions))
-	const asset = graphiqlAssetsPath + "/{file}"
-	const dashAsset = dashboardAssetsPath + "/{file}"
-	const refAsset = referenceAssetsPath + "/{file}"
-	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true, dashboardPath: true, dashAsset: true,
-		"/": true, "/v1": true, referencePath: true, refAsset: true}
-	wantPaths := []string{"/", dashboardPath, dashAsset, "/graphql", asset, referencePath, refAsset, "/v1", "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/funds", "/v1/etf-flows/latest",
+	const asset = contract.GraphiQLAssetsPath + "/{file}"
+	const dashAsset = contract.DashboardAssetsPath + "/{file}"
+	const refAsset = contract.ReferenceAssetsPath + "/{file}"
+	open := map[string]bool{"/v1/health": true, "/v1/openapi.json": true, asset: true, contract.DashboardPath: true, dashAsset: true,
+		"/": true, "/v1": true, contract.ReferencePath: true, refAsset: true}
+	wantPaths := []string{"/", contract.DashboardPath, dashAsset, "/graphql", asset, contract.ReferencePath, refAsset, "/v1", "/v1/briefs", "/v1/briefs/{id}", "/v1/etf-flows", "/v1/etf-flows/funds", "/v1/etf-flows/latest",
 		"/v1/etf-flows/summary", "/v1/etf-funds", "/v1/firehose", "/v1/firehose/stream", "/v1/health", "/v1/openapi.json", "/v1/posts", "/v1/posts/stream", "/v1/posts/{id}", "/v1/sources"}
 	paths := at(t, m, "paths").(map[string]any)
 	var got []string
@@ -300,13 +303,14 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 				t.Errorf("%s documents 404, which it cannot answer", name)
 			}
 			// Each error response is the envelope with the code of its status.
-			for _, e := range oaErrors {
-				r, ok := rs[e.status].(map[string]any)
-				if !ok || path == "/graphql" && (e.status == "400" || e.status == "500") {
+			for _, e := range contract.Errors {
+				status := strconv.Itoa(e.Status)
+				r, ok := rs[status].(map[string]any)
+				if !ok || path == "/graphql" && (status == "400" || status == "500") {
 					continue // GraphQL's own answers
 				}
-				if ref := r["$ref"]; ref != "#/components/responses/"+e.component {
-					t.Errorf("%s %s: got %v, want the %s response", name, e.status, ref, e.component)
+				if ref := r["$ref"]; ref != "#/components/responses/"+e.Component {
+					t.Errorf("%s %s: got %v, want the %s response", name, status, ref, e.Component)
 				}
 			}
 			security := op.(map[string]any)["security"].([]any)
@@ -332,23 +336,23 @@ func TestOpenAPIOperationsDocumentTheirResponses(t *testing.T) {
 			t.Errorf("schema %s: every error response must use the one ErrorEnvelope", name)
 		}
 	}
-	for _, e := range oaErrors {
-		r := at(t, responses, e.component).(map[string]any)
-		schema := at(t, r, "content", oaMediaJSON, "schema", "$ref")
+	for _, e := range contract.Errors {
+		r := at(t, responses, e.Component).(map[string]any)
+		schema := at(t, r, "content", "application/json", "schema", "$ref")
 		if schema != "#/components/schemas/ErrorEnvelope" {
-			t.Errorf("response %s: schema %v, want the ErrorEnvelope", e.component, schema)
+			t.Errorf("response %s: schema %v, want the ErrorEnvelope", e.Component, schema)
 		}
-		if !slices.Contains(codes, any(string(e.code))) {
-			t.Errorf("Error.code: enum %v has no %s", codes, e.code)
+		if !slices.Contains(codes, any(string(e.Code))) {
+			t.Errorf("Error.code: enum %v has no %s", codes, e.Code)
 		}
 		headers := r["headers"].(map[string]any)
 		for status, header := range map[string]string{"401": "WWW-Authenticate", "405": "Allow", "429": "Retry-After"} {
-			if e.status == status && headers[header] == nil {
-				t.Errorf("response %s has no %s header", e.component, header)
+			if strconv.Itoa(e.Status) == status && headers[header] == nil {
+				t.Errorf("response %s has no %s header", e.Component, header)
 			}
 		}
 		if headers["X-Request-Id"] == nil {
-			t.Errorf("response %s has no X-Request-Id header", e.component)
+			t.Errorf("response %s has no X-Request-Id header", e.Component)
 		}
 	}
 	if s := at(t, m, "components", "securitySchemes", "bearerAuth").(map[string]any); s["type"] != "http" || s["scheme"] != "bearer" {
@@ -470,10 +474,10 @@ func TestOpenAPIEnumsMatchTheGraphQLSchema(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := values("Pane"), oaPanes; !slices.Equal(got, want) {
+	if got, want := values("Pane"), contract.Anys(contract.PaneValues); !slices.Equal(got, want) {
 		t.Errorf("Pane: GraphQL %v, OpenAPI %v", got, want)
 	}
-	if got, want := values("EtfAsset"), oaAssets; !slices.Equal(got, want) {
+	if got, want := values("EtfAsset"), contract.Anys(contract.AssetValues); !slices.Equal(got, want) {
 		t.Errorf("EtfAsset: GraphQL %v, OpenAPI %v", got, want)
 	}
 }

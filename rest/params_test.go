@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 func TestParameters(t *testing.T) {
@@ -187,7 +188,8 @@ func TestParameterChecksAreDeterministic(t *testing.T) {
 // parameter that set it.
 func TestQueryErrorsNameTheQueryParameter(t *testing.T) {
 	t.Parallel()
-	ep := endpoint{params: []param{limitParam(1, 100, 50), cursorParam(), boolParam("include_raw", "includeRaw", false)}}
+	ep := endpoint{Endpoint: contract.Endpoint{Params: []contract.Param{contract.PageLimit(), contract.Cursor(),
+		contract.Bool("include_raw", "includeRaw", false, false, "IncludeRaw", "")}}}
 	for _, tc := range []struct {
 		name string
 		err  error

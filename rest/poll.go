@@ -7,24 +7,22 @@ import (
 	"time"
 
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/pollcache"
 )
 
 // Polling: the first pages of /v1/posts and /v1/firehose come from the
-// PollCache (pollcache.go) when fresh, and every answer of those two
+// PollCache (package rest/pollcache) when fresh, and every answer of those two
 // carries X-Poll-Interval.
 
 // hPollInterval names the header of the polling hint, in Go's canonical
 // form.
-const hPollInterval = "X-Poll-Interval"
-
-// minPollInterval is the smallest X-Poll-Interval, in seconds: the API
-// asks clients to poll at most every few seconds.
-const minPollInterval = 2
+const hPollInterval = contract.PollIntervalHeader
 
 // pollInterval returns the value of X-Poll-Interval for a cache of ttl:
 // the seconds an entry lives, rounded up, and at least minPollInterval.
 func pollInterval(ttl time.Duration) []string {
-	secs := max(int64((ttl+time.Second-1)/time.Second), minPollInterval)
+	secs := max(int64((ttl+time.Second-1)/time.Second), contract.MinPollInterval)
 	return []string{strconv.FormatInt(secs, 10)}
 }
 
@@ -38,17 +36,17 @@ func firstPage(r *http.Request) bool {
 // runs the query and caches its answer. Parameters are checked first, so a
 // bad one gets its 400 whether or not a page is cached.
 func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) {
-	if _, err := parseParams(r, ep.params); err != nil {
+	if _, err := contract.Parse(r.URL.RawQuery, ep.Params); err != nil {
 		s.writeError(w, r, ep.restParam(err))
 		return
 	}
 	p, _ := keys.FromContext(r.Context())
-	key := pollKey(ep.query, string(p.Tier), r.URL.RawQuery)
-	if e := s.polls.get(key); e != nil {
+	key := pollcache.Key(ep.Query, string(p.Tier), r.URL.RawQuery)
+	if e := s.polls.Get(key); e != nil {
 		s.writeCached(w, r, e)
 		return
 	}
-	gen, started := s.polls.generation(ep.poll), s.polls.now()
+	gen, started := s.polls.Generation(ep.Poll), s.polls.Now()
 	data := s.bufs.get()
 	defer s.bufs.put(data)
 	res, err := s.execute(r, ep, data)
@@ -58,21 +56,21 @@ func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) 
 	}
 	buf, tagged := s.envelope(r, res)
 	tag := etagOf(buf.Bytes()[:tagged])
-	s.polls.put(key, ep.poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.position), tag)
+	s.polls.Put(key, ep.Poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.position), tag)
 	s.sendTyped(w, r, http.StatusOK, buf, tagged, tag, cacheKeyed, contentTypeJSON)
 }
 
 // writeCached answers with a cached page: 304 when If-None-Match names it,
 // else its body with this request's id.
-func (s *server) writeCached(w http.ResponseWriter, r *http.Request, e *pollEntry) {
-	n := len(e.body) + len(`,"position":`) + len(e.position) + len(`,"request_id":""}}`) + 32
+func (s *server) writeCached(w http.ResponseWriter, r *http.Request, e *pollcache.Entry) {
+	n := len(e.Body) + len(`,"position":`) + len(e.Position) + len(`,"request_id":""}}`) + 32
 	zip := s.headers(w, r, n, cacheKeyed, contentTypeJSON)
-	if notModified(w, r, e.tag, zip) {
+	if notModified(w, r, e.Tag, zip) {
 		return
 	}
 	buf := s.bufs.get()
-	buf.Write(e.body)
-	writePosition(buf, e.position)
+	buf.Write(e.Body)
+	writePosition(buf, e.Position)
 	writeRequestID(buf, r.Context())
-	s.sendTyped(w, r, http.StatusOK, buf, len(e.body), e.tag, cacheKeyed, contentTypeJSON)
+	s.sendTyped(w, r, http.StatusOK, buf, len(e.Body), e.Tag, cacheKeyed, contentTypeJSON)
 }

@@ -32,12 +32,16 @@ func TestQueryDocuments(t *testing.T) {
 		}
 		names := []string{"health"}
 		for _, ep := range eps {
-			names = append(names, ep.query)
-			used[ep.query] = true
+			names = append(names, ep.Query)
+			used[ep.Query] = true
 		}
-		for _, ep := range streamEndpoints(eps, live.New(live.Config{})) {
-			names = append(names, ep.query)
-			used[ep.query] = true
+		streams, err := streamEndpoints(eps, live.New(live.Config{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ep := range streams {
+			names = append(names, ep.Query)
+			used[ep.Query] = true
 		}
 		if _, err := prepare(schema, sources, names); err != nil {
 			t.Errorf("ETF %v: %v", etf, err)

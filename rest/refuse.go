@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/feedapi/feedapi/rest/metrics"
+	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
 // Defaults of the early refusal of a client IP whose failed-authentication
@@ -23,8 +26,9 @@ const (
 	// are answered at once. A closed-loop flood (a few dozen connections,
 	// each waiting for its answer) is slowed by the hold; an open-loop flood
 	// answered at once keeps reusing its connections, while one held would
-	// open new ones (measured: a 3,000/s open loop moved a legitimate
-	// client's p95 by +16 to +91% with 1,024 held, by −17 to +5% with 64).
+	// open new ones, and a large hold lets such a flood crowd out the
+	// legitimate clients' connections; a few dozen slows the closed loops
+	// without that.
 	DefaultRefusalHoldMax = 64
 	// DefaultRefusalLogInterval is how often one line sums up the early
 	// refusals of one client IP, instead of an access log line each.
@@ -72,14 +76,14 @@ const refusalBodyEnd = `"}}`
 // says whether browser origins are allowed, whose answers all vary by
 // Origin.
 func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, holdMax int, log *refusalLog, cors bool) *refuser {
-	window := int64(rateWindow / time.Second)
+	window := int64(ratelimit.Window / time.Second)
 	q := strconv.Itoa(authFailures)
 	f := &refuser{
 		log:     log,
 		clock:   clock,
 		delay:   delay,
 		holdMax: int64(holdMax),
-		policy:  []string{policyAuthFailed + `;q=` + q + `;w=` + strconv.FormatInt(window, 10)},
+		policy:  []string{ratelimit.PolicyAuthFailed + `;q=` + q + `;w=` + strconv.FormatInt(window, 10)},
 		limit:   []string{q},
 		vary:    varyAcceptEncoding,
 	}
@@ -89,7 +93,7 @@ func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, h
 	for t := int64(0); t <= window; t++ {
 		ts := strconv.FormatInt(t, 10)
 		f.resetVal = append(f.resetVal, []string{ts})
-		f.rateLine = append(f.rateLine, []string{policyAuthFailed + `;r=0;t=` + ts})
+		f.rateLine = append(f.rateLine, []string{ratelimit.PolicyAuthFailed + `;r=0;t=` + ts})
 	}
 	f.body = []byte(`{"error":{"code":"rate_limited","message":` +
 		strconv.Quote(authBudgetMessage(authFailures)) +
@@ -146,7 +150,7 @@ func (e *earlyRefusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.hold(r.Context())
 	f.write(w, r, id, reset)
 	f.log.add(ip, id)
-	s.metrics.observeRequest(r.Method, route, http.StatusTooManyRequests, time.Since(start), scopeAuth)
+	s.metrics.ObserveRequest(r.Method, route, http.StatusTooManyRequests, time.Since(start), metrics.ScopeAuth)
 }
 
 // match returns the pattern of the route r takes, or "".
@@ -185,7 +189,7 @@ func (f *refuser) hold(ctx context.Context) {
 // authenticate's refusal has (a test keeps them equal), reset being the
 // time until the budget allows a request again.
 func (f *refuser) write(w http.ResponseWriter, r *http.Request, id string, reset time.Duration) {
-	window := int64(rateWindow / time.Second)
+	window := int64(ratelimit.Window / time.Second)
 	t := min(max(int64((reset+time.Second-1)/time.Second), 0), window)
 	h := w.Header()
 	h["Content-Type"] = refusalContentType
@@ -194,11 +198,11 @@ func (f *refuser) write(w http.ResponseWriter, r *http.Request, id string, reset
 	h["X-Content-Type-Options"] = refusalNosniff
 	h["X-Request-Id"] = []string{id}
 	h["Retry-After"] = refusalRetryAfter
-	h[hLimit] = f.limit
-	h[hRemaining] = refusalRemaining
-	h[hReset] = f.resetVal[t]
-	h[hPolicy] = f.policy
-	h[hRateLimit] = f.rateLine[t]
+	h[ratelimit.HeaderLimit] = f.limit
+	h[ratelimit.HeaderRemaining] = refusalRemaining
+	h[ratelimit.HeaderReset] = f.resetVal[t]
+	h[ratelimit.HeaderPolicy] = f.policy
+	h[ratelimit.HeaderRateLimit] = f.rateLine[t]
 	h["Content-Length"] = f.length
 	w.WriteHeader(http.StatusTooManyRequests)
 	if r.Method == http.MethodHead {

@@ -5,13 +5,6 @@ import (
 	"strconv"
 )
 
-// Values of /v1/health's rate_limits.
-const (
-	rateLimitsLocal    = "local"          // no Redis: each replica counts alone
-	rateLimitsShared   = "shared"         // Redis holds the counters
-	rateLimitsFallback = "local_fallback" // Redis is configured but away
-)
-
 // withRateLimits returns health's data object with rate_limits added.
 // data may be a slice of a larger buffer, so the result is a copy.
 func (s *server) withRateLimits(data []byte) []byte {
@@ -25,6 +18,6 @@ func (s *server) withRateLimits(data []byte) []byte {
 		out = append(out, ',')
 	}
 	out = append(out, `"rate_limits":`...)
-	out = strconv.AppendQuote(out, s.rates.state())
+	out = strconv.AppendQuote(out, s.rates.State())
 	return append(out, '}')
 }

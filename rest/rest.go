@@ -14,10 +14,16 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/metrics"
+	"github.com/feedapi/feedapi/rest/pollcache"
+	"github.com/feedapi/feedapi/rest/ratelimit"
+	"github.com/feedapi/feedapi/rest/sse"
 )
 
 // Defaults of Config.
@@ -140,13 +146,13 @@ type server struct {
 	streamEps []streamEndpoint
 	live      *live.Live
 	// drains counts the stream writes the kernel did not take at once
-	// (fanout.go).
+	// (package rest/sse).
 	drains         atomic.Int64
 	rateLimit      int
 	tierRateLimits map[string]int
 	ipRateLimit    int
 	authFailures   int
-	rates          *rateStore
+	rates          *ratelimit.Store
 	verified       *verifiedKeys
 	refuser        *refuser
 	clientIP       func(*http.Request) string
@@ -241,13 +247,15 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.streamEps = streamEndpoints(s.endpoints, s.live)
+	if s.streamEps, err = streamEndpoints(s.endpoints, s.live); err != nil {
+		return nil, err
+	}
 	names := []string{"health"}
 	for _, ep := range s.endpoints {
-		names = append(names, ep.query)
+		names = append(names, ep.Query)
 	}
 	for _, ep := range s.streamEps {
-		names = append(names, ep.query)
+		names = append(names, ep.Query)
 	}
 	sources, err := readQueries()
 	if err != nil {
@@ -258,7 +266,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	for i := range s.endpoints {
-		s.endpoints[i].toggles = fieldToggles(docs[sources[s.endpoints[i].query]], s.endpoints[i].params)
+		s.endpoints[i].toggles = fieldToggles(docs[sources[s.endpoints[i].Query]], s.endpoints[i].Params)
 	}
 	exec := executor.New(schema)
 	graph.ConfigureExecutor(exec, cfg.Graph)
@@ -278,7 +286,7 @@ func New(cfg Config) (http.Handler, error) {
 	cfg.Graph.SocketContext = s.socketContext
 	cfg.Graph.WebsocketInit = s.websocketInit
 	cfg.Graph.ChargeOperation = s.chargeOperation
-	s.graphql = graph.NewHandler(cfg.Metrics.withGraph(cfg.Graph))
+	s.graphql = graph.NewHandler(cfg.Metrics.WithGraph(cfg.Graph))
 	if s.graphiql, err = newGraphiQL(); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
@@ -295,7 +303,7 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.RedisPrefix == "" {
 		cfg.RedisPrefix = "feedapi:ratelimit"
 	}
-	s.rates = newRateStore(cfg.Redis, cfg.RedisPrefix, cfg.now, cfg.Logger, cfg.Metrics.setRedisFallback)
+	s.rates = ratelimit.New(cfg.Redis, cfg.RedisPrefix, cfg.now, cfg.Logger, cfg.Metrics.SetRedisFallback)
 	if cfg.RefusalDelay == 0 {
 		cfg.RefusalDelay = DefaultRefusalDelay
 	}
@@ -305,7 +313,7 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.RefusalLogInterval <= 0 {
 		cfg.RefusalLogInterval = DefaultRefusalLogInterval
 	}
-	s.refuser = newRefuser(s.authFailures, s.rates.clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
+	s.refuser = newRefuser(s.authFailures, s.rates.Clock, cfg.RefusalDelay, cfg.RefusalHoldMax,
 		newRefusalLog(cfg.Logger, cfg.RefusalLogInterval), len(cfg.CORSOrigins) > 0)
 	return s.routes(), nil
 }
@@ -398,7 +406,7 @@ func forwardedClient(peer netip.Addr, xff []string, trusted []netip.Prefix) neti
 func NewServer(addr string, h http.Handler, deadPeer time.Duration) *http.Server {
 	return &http.Server{
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			setDeadPeerTimeout(c, deadPeer)
+			sse.SetDeadPeerTimeout(c, deadPeer)
 			return ctx
 		},
 		Addr:                         addr,
@@ -420,3 +428,29 @@ const MaxHeaderBytes = 16 << 10
 // text/plain): larger than MaxHeaderBytes, so that the handler answers the
 // requests between the two in the envelope.
 const serverHeaderBytes = 64 << 10
+
+// Metrics are the Prometheus metrics of the REST layer (package
+// rest/metrics).
+type Metrics = metrics.Metrics
+
+// NewMetrics creates the metrics of the REST layer and registers them with
+// reg (metrics.New).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) { return metrics.New(reg) }
+
+// PollCache holds the first pages of /v1/posts and /v1/firehose (package
+// rest/pollcache); a nil one caches nothing.
+type PollCache = pollcache.Cache
+
+// NewPollCache returns a cache whose entries live at most ttl; ttl <= 0
+// returns nil, which caches nothing.
+func NewPollCache(ttl time.Duration) *PollCache { return pollcache.New(ttl) }
+
+// DefaultPollCacheTTL is how long a first page stays in the PollCache when
+// nothing invalidates it sooner.
+const DefaultPollCacheTTL = pollcache.DefaultTTL
+
+// Kinds of the PollCache's entries, the names Invalidate takes.
+const (
+	PollPosts    = contract.PollPosts
+	PollFirehose = contract.PollFirehose
+)

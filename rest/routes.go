@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 // routes builds the router. Order of checks on a keyed request: key (401),
@@ -35,29 +36,29 @@ func (s *server) routes() http.Handler {
 	// answered as the router's own 405s are (without a key's charge),
 	// rather than matching /v1/posts/{id}.
 	for _, ep := range s.streamEps {
-		r.Method(http.MethodHead, ep.pattern, s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))))
+		r.Method(http.MethodHead, ep.Path, s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))))
 	}
 	// Keyed /v1 endpoints: open to every tier.
 	keyed := map[string]bool{} // patterns behind authenticate, for earlyRefusal
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate, s.keyed("free", "pro", "internal"))
 		for _, ep := range s.endpoints {
-			getHead(r, ep.pattern, s.serve(ep))
-			keyed[ep.pattern] = true
+			getHead(r, ep.Path, s.serve(ep))
+			keyed[ep.Path] = true
 		}
 		for _, ep := range s.streamEps {
-			r.Method(http.MethodGet, ep.pattern, s.serveStream(ep))
-			keyed[ep.pattern] = true
+			r.Method(http.MethodGet, ep.Path, s.serveStream(ep))
+			keyed[ep.Path] = true
 		}
 	})
 	// The GraphiQL page's assets: no key, limited per client IP.
-	getHead(r, graphiqlAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	getHead(r, contract.GraphiQLAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.graphiql.serveAsset(w, r, s.notFound)
 	})))
 	// The dashboard and its assets: no key (the page asks for one and
 	// reads /graphql with it), limited per client IP.
-	getHead(r, dashboardPath, s.ipLimited(http.HandlerFunc(s.dashboard.servePage)))
-	getHead(r, dashboardAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	getHead(r, contract.DashboardPath, s.ipLimited(http.HandlerFunc(s.dashboard.servePage)))
+	getHead(r, contract.DashboardAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.dashboard.serveAsset(w, r, s.notFound)
 	})))
 	s.landingRoutes(r)

@@ -8,74 +8,50 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/sse"
 )
 
 // The SSE endpoints /v1/posts/stream and /v1/firehose/stream: sinks of the
 // live feeds (graph/live). Over HTTP/1.x a stream takes its connection
-// from net/http and writes without blocking (fanout.go); over HTTP/2 its
-// handler's goroutine writes (stream_h2.go).
+// from net/http and writes without blocking; over HTTP/2 its handler's
+// goroutine writes (package rest/sse has both).
 
-// streamEndpoint is one SSE endpoint: its query, the parameters that set
-// its variables, its feed and its event name.
+// streamEndpoint is one SSE endpoint: its declaration in the contract
+// (whose parameters are its list's but for paging, and a cursor that is a
+// stream position) and its feed.
 type streamEndpoint struct {
-	pattern string
-	query   string
-	event   string
-	params  []param
-	feed    *live.Feed[*events]
+	contract.Stream
+	feed *live.Feed[*sse.Events]
 }
 
-// pagingParams are the parameters of a list that page it: a stream, which
-// follows its own position, takes every other parameter of its list.
-var pagingParams = []string{"limit", "cursor", "since_id", "after"}
+// feedKinds are the live feeds of the streams, by path.
+var feedKinds = map[string]string{
+	"/v1/posts/stream":    live.KindPosts,
+	"/v1/firehose/stream": live.KindFirehose,
+}
 
-// streamEndpoints are the SSE endpoints. Their parameters are their lists'
-// but for paging (every filter, and the choice of fields), and a cursor
-// that is a stream position: a filter added to a list is a filter of its
-// stream (TestStreamsTakeTheirListsParameters).
-func streamEndpoints(eps []endpoint, l *live.Live) []streamEndpoint {
-	filters := func(pattern string) []param {
-		var out []param
-		for _, ep := range eps {
-			if ep.pattern != pattern {
-				continue
-			}
-			for _, p := range ep.params {
-				if !slices.Contains(pagingParams, p.name) {
-					out = append(out, p)
-				}
-			}
+// streamEndpoints are the SSE endpoints of the contract's lists eps.
+func streamEndpoints(eps []endpoint, l *live.Live) ([]streamEndpoint, error) {
+	decl := make([]contract.Endpoint, len(eps))
+	for i, ep := range eps {
+		decl[i] = ep.Endpoint
+	}
+	var out []streamEndpoint
+	for _, st := range contract.Streams(decl) {
+		kind, ok := feedKinds[st.Path]
+		if !ok {
+			return nil, fmt.Errorf("rest: no live feed for the stream %s", st.Path)
 		}
-		return append(out, streamCursorParam())
+		out = append(out, streamEndpoint{Stream: st, feed: live.NewFeed[*sse.Events](l, kind, st.Path)})
 	}
-	return []streamEndpoint{
-		{pattern: "/v1/posts/stream", query: "posts_stream", event: "post", params: filters("/v1/posts"),
-			feed: live.NewFeed[*events](l, live.KindPosts, "/v1/posts/stream")},
-		{pattern: "/v1/firehose/stream", query: "firehose_stream", event: "firehose_message", params: filters("/v1/firehose"),
-			feed: live.NewFeed[*events](l, live.KindFirehose, "/v1/firehose/stream")},
-	}
-}
-
-// streamCursorParam is the stream position to resume after (an event's
-// id); the Last-Event-ID header takes precedence.
-func streamCursorParam() param {
-	p := cursorParam()
-	p.allowed = "the id of an event of this stream"
-	return p
-}
-
-// events is one read of a stream, rendered: the events of its items, the
-// same bytes for every stream that takes the read.
-type events struct {
-	payload []byte // the events
-	chunk   []byte // the events framed as one HTTP/1.1 chunk; payload is its inside
+	return out, nil
 }
 
 // streamPage is the result of a stream query.
@@ -94,26 +70,26 @@ type streamPage struct {
 // streamReader returns the reads of ep with the filters vars: its query
 // from a position, and the rendering of the events (once per read,
 // however many streams take it).
-func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reader[*events] {
-	return func(ctx context.Context, after string) (*live.Page[*events], error) {
+func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reader[*sse.Events] {
+	return func(ctx context.Context, after string) (*live.Page[*sse.Events], error) {
 		v := maps.Clone(vars)
 		v["first"] = live.PageSize
 		if after != "" {
 			v["after"] = after
 		}
 		var buf bytes.Buffer
-		data, err := s.queries.run(graph.WithResponseBuffer(ctx, &buf), ep.query, v)
+		data, err := s.queries.run(graph.WithResponseBuffer(ctx, &buf), ep.Query, v)
 		if err != nil {
 			return nil, err
 		}
 		var page streamPage
 		if err := json.Unmarshal(data, &page); err != nil {
-			return nil, fmt.Errorf("%s: %w", ep.query, err)
+			return nil, fmt.Errorf("%s: %w", ep.Query, err)
 		}
 		var ev bytes.Buffer
 		for _, e := range page.Page.Edges {
 			ev.WriteString("event: ")
-			ev.WriteString(ep.event)
+			ev.WriteString(ep.Event)
 			ev.WriteString("\nid: ")
 			ev.WriteString(e.Position)
 			ev.WriteString("\ndata: ")
@@ -121,27 +97,11 @@ func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reade
 			ev.Write(e.Node)
 			ev.WriteString("\n\n")
 		}
-		chunk := appendChunk(nil, ev.Bytes())
-		return &live.Page[*events]{
-			Items: &events{payload: chunkPayload(chunk, ev.Len()), chunk: chunk},
+		return &live.Page[*sse.Events]{
+			Items: sse.NewEvents(ev.Bytes()),
 			N:     len(page.Page.Edges), Next: page.Page.Position, More: page.Page.HasMore, Pending: page.Page.Pending,
 		}, nil
 	}
-}
-
-// streamPreamble opens every stream: a comment, and the client's
-// reconnection delay.
-const streamPreamble = ": feedapi stream; retry after 1 s on disconnect\nretry: 1000\n\n"
-
-// finalEvent renders the event that ends a stream: an error object as in
-// the envelope.
-func finalEvent(e live.End) []byte {
-	msg := e.Message
-	if e.Resume {
-		msg += "; reconnect with Last-Event-ID to resume"
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": e.Code, "message": msg}})
-	return fmt.Appendf(nil, "event: error\ndata: %s\n\n", b)
 }
 
 // serveStream returns the handler of an SSE endpoint: it checks the
@@ -150,7 +110,7 @@ func finalEvent(e live.End) []byte {
 // hands the stream to its sink.
 func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		vars, err := parseParams(r, ep.params)
+		vars, err := contract.Parse(r.URL.RawQuery, ep.Params)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -175,7 +135,7 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		key := ep.query + "\x00" + string(filters)
+		key := ep.Query + "\x00" + string(filters)
 		read := s.streamReader(ep, vars)
 		wake := s.live.Hub().Wait(ep.feed.Kind())
 		first, err := ep.feed.Read(r.Context(), key, read, after)
@@ -193,7 +153,7 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Accel-Buffering", "no")
 		if r.ProtoMajor == 1 {
-			// The stream takes the connection (fanout.go) and closes it
+			// The stream takes the connection (sse.Adopt) and closes it
 			// when it ends.
 			h.Set("Connection", "close")
 		}
@@ -201,31 +161,21 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Time{})
 		w.WriteHeader(http.StatusOK)
-		if _, err := io.WriteString(w, streamPreamble); err != nil || rc.Flush() != nil {
+		if _, err := io.WriteString(w, sse.Preamble); err != nil || rc.Flush() != nil {
 			release()
 			return
 		}
-		st := streamStart{key: key, read: read, first: first, wake: wake, release: release, keyID: p.KeyID}
+		st := sse.Start{Feed: ep.feed, Key: key, Read: read, First: first, Wake: wake, Release: release, KeyID: p.KeyID}
 		if r.ProtoMajor == 1 {
 			// HTTP/1.x: the connection joins the fan-out of its group, and
 			// this goroutine (and net/http's two per connection) ends.
 			if conn, brw, err := rc.Hijack(); err == nil {
-				s.adopt(r, ep, st, conn, brw)
+				sse.Adopt(s.live, r, st, conn, brw, &s.drains, accessOf(r.Context()).takeOver())
 				return
 			}
 		}
 		// Elsewhere (HTTP/2, a ResponseWriter that cannot hijack) the
 		// stream goes on in this goroutine.
-		s.serveStreamHere(w, rc, r, ep, st)
+		sse.ServeHere(s.live, w, rc, r, st)
 	}
-}
-
-// streamStart is what a stream's sink needs to join its feed.
-type streamStart struct {
-	key     string
-	read    live.Reader[*events]
-	first   *live.Page[*events]
-	wake    <-chan struct{}
-	release func() // the key's live-feed slot
-	keyID   int64
 }

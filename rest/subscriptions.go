@@ -121,19 +121,19 @@ func (s *server) websocketInit(ctx context.Context, payload map[string]any) (con
 	}
 	ip, _ := ctx.Value(clientIPKey{}).(string)
 	if secret == "" || !s.verified.has(secret) {
-		if d := s.rates.peek(ctx, budgetAuthFailed+ip, s.authFailures); !d.allowed {
+		if d := s.rates.Peek(ctx, budgetAuthFailed+ip, s.authFailures); !d.Allowed {
 			return nil, apperr.New(apperr.RateLimited, authBudgetMessage(s.authFailures))
 		}
 	}
 	if secret == "" {
-		s.rates.take(ctx, budgetAuthFailed+ip, s.authFailures)
+		s.rates.Take(ctx, budgetAuthFailed+ip, s.authFailures)
 		return nil, apperr.New(apperr.Unauthorized, `connection_init needs the key: {"Authorization": "Bearer fapi_…"}`)
 	}
 	p, err := s.keys.Authenticate(ctx, secret)
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.Unauthorized {
 			s.verified.forget(secret)
-			s.rates.take(ctx, budgetAuthFailed+ip, s.authFailures)
+			s.rates.Take(ctx, budgetAuthFailed+ip, s.authFailures)
 			return nil, apperr.New(apperr.Unauthorized, unauthorizedMessage)
 		}
 		return nil, err
@@ -157,7 +157,7 @@ func (s *server) chargeOperation(ctx context.Context) error {
 		return keys.ErrUnauthorized
 	}
 	limit := s.keyLimit(string(p.Tier))
-	if d := s.rates.take(ctx, budgetKey+strconv.FormatInt(p.KeyID, 10), limit); !d.allowed {
+	if d := s.rates.Take(ctx, budgetKey+strconv.FormatInt(p.KeyID, 10), limit); !d.Allowed {
 		return apperr.New(apperr.RateLimited, rateLimitedMessage(limit))
 	}
 	return nil

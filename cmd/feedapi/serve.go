@@ -128,8 +128,9 @@ feedapi demo is serving on %[1]s
 // serve wires the service and runs it until ctx ends, then shuts down
 // gracefully. ready, if set, is called once the listener is open.
 func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr string)) error {
-	// Measured on 2 cores with PostgreSQL on the same host: 8 connections
-	// served 20% more requests than 16 (README, Performance).
+	// With PostgreSQL on the same few cores, fewer backends competing for
+	// them serve more requests than many; four per core leaves room for a
+	// database on a host of its own to be set with --db-max-conns.
 	if c.DBMaxConns <= 0 {
 		c.DBMaxConns = 4 * runtime.NumCPU()
 	}

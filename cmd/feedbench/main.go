@@ -65,7 +65,7 @@ rarest source on the newest 100 firehose messages (firehose-source-rare), the
 newest ETF flow date, and, through GraphQL posts(last: 100), a cursor beside
 the oldest posts (posts-deep-page). The chosen values are printed as notes.
 
-The search scenarios (issue 14's targets: coins and q, common and rare, alone
+The search scenarios (coins and q, common and rare, alone
 and with source or pane, first and deep page) run with --scenarios search,
 not with all; the rare ticker is --rare-coin or the rarest on the newest 100
 items of the list. The ETF funds' scenarios (etf-funds, etf-fund-flows,

@@ -388,7 +388,7 @@ func TestListAndHelp(t *testing.T) {
 	}
 }
 
-// stableNames are the scenario names scripts and the README rely on.
+// stableNames are the scenario names scripts and cmd/feedbench/README.md rely on.
 var stableNames = []string{
 	"posts-first-50", "posts-first-100", "posts-by-source", "posts-since", "posts-deep-page", "post-one",
 	"briefs-list", "brief-one", "firehose-pane", "firehose-important", "firehose-source-common",

@@ -225,8 +225,8 @@ func (r *report) writeText(w io.Writer) error {
 	return err
 }
 
-// writeMarkdown writes the report as a Markdown table, for the README's
-// Performance section.
+// writeMarkdown writes the report as a Markdown table, for the figures in
+// cmd/feedbench/README.md.
 func (r *report) writeMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s (started %s).\n\n", r.summary(), r.Started.UTC().Format(time.RFC3339))

@@ -19,7 +19,7 @@ import (
 )
 
 // scenario is one named request pattern. The names are stable: scripts and
-// the README's Performance section refer to them.
+// the figures in cmd/feedbench/README.md refer to them.
 type scenario struct {
 	name string
 	doc  string
@@ -33,7 +33,7 @@ type scenario struct {
 	// optIn scenarios run only when named, never with "all".
 	optIn bool
 	// group, if set, is a name that selects every scenario of the group
-	// ("search": issue 14's targets).
+	// ("search": the coins and q filters).
 	group string
 }
 
@@ -382,7 +382,7 @@ func prepUnknownKeys(_ context.Context, d *discovery) (nextFunc, error) {
 	}, nil
 }
 
-// searchKind is one of issue 14's search filters: coins or q, with a
+// searchKind is one of the search filters: coins or q, with a
 // common or a rare value.
 type searchKind struct {
 	name string // in scenario names: coins-common, coins-rare, q-common, q-rare
@@ -396,7 +396,7 @@ var searchKinds = []searchKind{
 	{"q-rare", "q=--rare-phrase-LIST"},
 }
 
-// searchScenarios returns issue 14's target scenarios: for posts and the
+// searchScenarios returns the search scenarios: for posts and the
 // firehose, each searchKind alone and narrowed (posts by --source, the
 // firehose by --search-pane), on the first page and on a deep page (the
 // oldest 100 matches, through GraphQL's last: 100; needs an internal key).

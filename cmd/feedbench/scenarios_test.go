@@ -52,7 +52,7 @@ func TestUnknownKeysScenario(t *testing.T) {
 	}
 }
 
-// The search group holds issue 14's 32 target scenarios, runs only when
+// The search group holds the 32 search scenarios, runs only when
 // named, and each deep scenario asks GraphQL for the filtered list's end.
 func TestSearchScenarios(t *testing.T) {
 	t.Parallel()

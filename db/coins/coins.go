@@ -15,6 +15,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/feedapi/feedapi/limits"
 )
 
 //go:embed coins.json
@@ -54,8 +56,9 @@ type Extractor struct {
 	window  int               // words in the longest phrase
 }
 
-// MaxTickerLen is the longest ticker accepted (in bytes).
-const MaxTickerLen = 12
+// MaxTickerLen is the longest ticker accepted (in bytes), as the coins
+// filter of the API bounds it.
+const MaxTickerLen = limits.TickerMaxLen
 
 // defaultExtractor is built from the embedded list; a list that does not
 // parse fails every test of this package, so the panic cannot ship.

@@ -267,7 +267,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Brief              func(childComplexity int, id int64) int
-		Briefs             func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Briefs             func(childComplexity int, first *int, after *string, last *int, before *string, from *time.Time) int
 		EtfFlows           func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int) int
 		EtfFlowsConnection func(childComplexity int, assets []db.Asset, from *time.Time, to *time.Time, first *int, after *string, last *int, before *string) int
 		EtfFlowsLatest     func(childComplexity int, assets []db.Asset) int
@@ -321,7 +321,7 @@ type PostResolver interface {
 type QueryResolver interface {
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, source *string, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.PostConnection, error)
 	Post(ctx context.Context, id int64) (*db.Post, error)
-	Briefs(ctx context.Context, first *int, after *string, last *int, before *string) (*model.BriefConnection, error)
+	Briefs(ctx context.Context, first *int, after *string, last *int, before *string, from *time.Time) (*model.BriefConnection, error)
 	Brief(ctx context.Context, id int64) (*db.Brief, error)
 	Firehose(ctx context.Context, first *int, after *string, last *int, before *string, pane *db.Pane, source *string, important *bool, since *time.Time, coins []string, q *string, sinceID *int64, afterPosition *string) (*model.FirehoseConnection, error)
 	Sources(ctx context.Context) (*model.Sources, error)
@@ -1232,7 +1232,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Briefs(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Query.Briefs(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["from"].(*time.Time)), true
 	case "Query.etfFlows":
 		if e.ComplexityRoot.Query.EtfFlows == nil {
 			break
@@ -1669,6 +1669,8 @@ type Query {
     last: Int
     "Cursor of the edge before which the page ends (newer items)."
     before: String
+    "Only briefs whose week starts on or after this day."
+    from: Date
   ): BriefConnection!
 
   "One weekly brief with its Markdown; a ` + "`" + `not_found` + "`" + ` error when there is none with this id."
@@ -3106,6 +3108,14 @@ func (ec *executionContext) field_Query_briefs_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODate2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg4
 	return args, nil
 }
 
@@ -7382,7 +7392,7 @@ func (ec *executionContext) _Query_briefs(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Briefs(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Query().Briefs(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["from"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.BriefConnection) graphql.Marshaler {

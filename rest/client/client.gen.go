@@ -1306,6 +1306,9 @@ type Asset = string
 // BriefID defines model for BriefID.
 type BriefID = int64
 
+// BriefsFrom defines model for BriefsFrom.
+type BriefsFrom = openapi_types.Date
+
 // Coins Examples: BTC, btc,eth,sol
 type Coins = string
 
@@ -1456,6 +1459,9 @@ type ListBriefsParams struct {
 	// Cursor The previous page's `pagination.next_cursor`, passed back as is. Opaque and bound to the endpoint that issued it: an undecodable, tampered or foreign cursor gives 400.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
+	// From Only briefs whose week starts on or after this day (`week_start`, inclusive): a real calendar date `YYYY-MM-DD`.
+	From *BriefsFrom `form:"from,omitempty" json:"from,omitempty"`
+
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
@@ -1467,6 +1473,9 @@ type HeadListBriefsParams struct {
 
 	// Cursor The previous page's `pagination.next_cursor`, passed back as is. Opaque and bound to the endpoint that issued it: an undecodable, tampered or foreign cursor gives 400.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// From Only briefs whose week starts on or after this day (`week_start`, inclusive): a real calendar date `YYYY-MM-DD`.
+	From *BriefsFrom `form:"from,omitempty" json:"from,omitempty"`
 
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
@@ -3912,6 +3921,18 @@ func NewListBriefsRequest(server string, params *ListBriefsParams) (*http.Reques
 
 		}
 
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -3984,6 +4005,18 @@ func NewHeadListBriefsRequest(server string, params *HeadListBriefsParams) (*htt
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -5,7 +5,7 @@
 // answer costs a 304 without a body.
 //
 // client.gen.go is generated; regenerate it after any change to the
-// document (rest/openapi.go, then go test ./rest -run TestOpenAPIGolden
+// document (rest/contract or rest/openapi, then go test ./rest -run TestOpenAPIGolden
 // -update) with
 //
 //	go generate ./rest/client/

@@ -1,10 +1,9 @@
-package rest
+package sse
 
 import (
 	"bufio"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,29 +25,6 @@ import (
 // a client that sends anything after its request is cut, since answering
 // it would need a read of every byte.
 
-// heartbeatEvent is the heartbeat comment.
-const heartbeatEvent = ": heartbeat\n\n"
-
-// heartbeatChunk is the heartbeat comment as one chunk.
-var heartbeatChunk = appendChunk(nil, []byte(heartbeatEvent))
-
-// chunkTerminator ends a chunked body.
-const chunkTerminator = "0\r\n\r\n"
-
-// appendChunk appends p framed as one HTTP/1.1 chunk to dst.
-func appendChunk(dst, p []byte) []byte {
-	dst = strconv.AppendInt(dst, int64(len(p)), 16)
-	dst = append(dst, "\r\n"...)
-	dst = append(dst, p...)
-	return append(dst, "\r\n"...)
-}
-
-// chunkPayload returns the payload of chunk, n bytes long.
-func chunkPayload(chunk []byte, n int) []byte {
-	start := len(chunk) - 2 - n
-	return chunk[start : start+n : start+n]
-}
-
 // rawSink is one stream that took its connection.
 type rawSink struct {
 	live    *live.Live
@@ -56,25 +32,27 @@ type rawSink struct {
 	conn    net.Conn
 	w       live.Writer
 	chunked bool
-	drains  *atomic.Int64 // the server's count of writes the kernel did not take at once
+	drains  *atomic.Int64 // the count of writes the kernel did not take at once
 
 	release func() // the key's live-feed slot
 	report  func(extraBytes int64)
 	sent    atomic.Int64 // body bytes written since the hand-over
 	endOnce sync.Once
 
-	m       *live.Member[*events]
+	m       *live.Member[*Events]
 	unwatch func()
 }
 
-// adopt hands the hijacked connection of a stream whose first page is
-// read to its feed.
-func (s *server) adopt(r *http.Request, ep streamEndpoint, st streamStart, conn net.Conn, brw *bufio.ReadWriter) {
-	c := &rawSink{live: s.live, cfg: s.live.Config(), conn: conn, chunked: r.ProtoAtLeast(1, 1), drains: &s.drains,
-		release: st.release, report: accessOf(r.Context()).takeOver()}
+// Adopt hands the hijacked connection of a stream whose first page is
+// read to its feed. drains counts the writes the kernel did not take at
+// once; report, from the access log, hears of the bytes sent once the
+// stream ends.
+func Adopt(l *live.Live, r *http.Request, st Start, conn net.Conn, brw *bufio.ReadWriter, drains *atomic.Int64, report func(extraBytes int64)) {
+	c := &rawSink{live: l, cfg: l.Config(), conn: conn, chunked: r.ProtoAtLeast(1, 1), drains: drains,
+		release: st.Release, report: report}
 	c.w = live.NewWriter(conn)
-	c.m = ep.feed.Join(r.Context(), st.key, st.read, c, st.first, st.wake)
-	c.unwatch = s.live.Watch(st.keyID, c.m.End)
+	c.m = st.Feed.Join(r.Context(), st.Key, st.Read, c, st.First, st.Wake)
+	c.unwatch = l.Watch(st.KeyID, c.m.End)
 	if brw.Reader.Buffered() > 0 {
 		// The client sent more than its request (pipelining): a stream
 		// never ends by itself, so it would never be answered.
@@ -82,23 +60,23 @@ func (s *server) adopt(r *http.Request, ep streamEndpoint, st streamStart, conn 
 		return
 	}
 	go c.watch()
-	if st.first.N > 0 && !c.Deliver(c.m, st.first) {
+	if st.First.N > 0 && !c.Deliver(c.m, st.First) {
 		return // behind (the drain goroutine takes over) or ended
 	}
 	c.m.Ready(false)
 }
 
 // Deliver writes the page's chunk.
-func (c *rawSink) Deliver(m *live.Member[*events], p *live.Page[*events]) bool {
-	b := p.Items.payload
+func (c *rawSink) Deliver(m *live.Member[*Events], p *live.Page[*Events]) bool {
+	b := p.Items.Payload
 	if c.chunked {
-		b = p.Items.chunk
+		b = p.Items.Chunk
 	}
-	return c.write(b, len(p.Items.payload))
+	return c.write(b, len(p.Items.Payload))
 }
 
 // Beat writes the heartbeat comment.
-func (c *rawSink) Beat(*live.Member[*events]) bool {
+func (c *rawSink) Beat(*live.Member[*Events]) bool {
 	if c.chunked {
 		return c.write(heartbeatChunk, len(heartbeatEvent))
 	}
@@ -106,11 +84,11 @@ func (c *rawSink) Beat(*live.Member[*events]) bool {
 }
 
 // End writes the final event and ends the body and the stream.
-func (c *rawSink) End(_ *live.Member[*events], e live.End) { c.final(e) }
+func (c *rawSink) End(_ *live.Member[*Events], e live.End) { c.final(e) }
 
 // Cut closes the connection: the drain's write fails and ends the stream,
 // and so does the watch's read.
-func (c *rawSink) Cut(*live.Member[*events]) { _ = c.conn.Close() }
+func (c *rawSink) Cut(*live.Member[*Events]) { _ = c.conn.Close() }
 
 // write writes b (payload bytes of body) to the client without blocking;
 // what the kernel does not take is written by a drain goroutine, timed
@@ -154,7 +132,7 @@ func (c *rawSink) drain(rest []byte, payload int, start time.Time) {
 // stream. A client that does not take it in time (Live.FinalDeadline) is
 // cut.
 func (c *rawSink) final(e live.End) {
-	ev := finalEvent(e)
+	ev := FinalEvent(e)
 	out := ev
 	if c.chunked {
 		out = append(appendChunk(nil, ev), chunkTerminator...)

@@ -1,4 +1,6 @@
-package rest
+// Package metrics holds the Prometheus metrics of the REST layer; package
+// rest records into them.
+package metrics
 
 import (
 	"context"
@@ -18,7 +20,7 @@ import (
 // Metrics are the Prometheus metrics of the REST layer: requests and their
 // latency by route, rate-limit refusals, the complexity of GraphQL
 // operations and whether the rate-limit counters fell back from Redis to
-// local ones. Build them with NewMetrics over the registry the caller
+// local ones. Build them with New over the registry the caller
 // serves (away from the public listener) and pass them in Config.Metrics.
 // A nil *Metrics records nothing.
 type Metrics struct {
@@ -31,13 +33,13 @@ type Metrics struct {
 
 // Label values of the metrics.
 const (
-	routeUnmatched = "unmatched" // the route of 404s and 405s: chi matched none
-	scopeKey       = "key"       // refused by the per-key limit
-	scopeIP        = "ip"        // refused by the per-client-IP limit
-	scopeAuth      = "auth"      // refused by the per-client-IP budget of failed authentications
+	RouteUnmatched = "unmatched" // the route of 404s and 405s: chi matched none
+	ScopeKey       = "key"       // refused by the per-key limit
+	ScopeIP        = "ip"        // refused by the per-client-IP limit
+	ScopeAuth      = "auth"      // refused by the per-client-IP budget of failed authentications
 )
 
-// NewMetrics creates the metrics of the REST layer and registers them with
+// New creates the metrics of the REST layer and registers them with
 // reg. Their names:
 //
 //	feedapi_http_requests_total{method,route,status}       counter
@@ -48,7 +50,7 @@ const (
 //
 // route is chi's route pattern (/v1/posts/{id}), or "unmatched" for a path
 // no route matches, so that clients cannot grow the number of series.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedapi_http_requests_total",
@@ -80,15 +82,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	// Both scopes exist from the start, so that a rate of refusals is 0
 	// rather than absent before the first one.
-	m.refusals.WithLabelValues(scopeKey)
-	m.refusals.WithLabelValues(scopeIP)
-	m.refusals.WithLabelValues(scopeAuth)
+	m.refusals.WithLabelValues(ScopeKey)
+	m.refusals.WithLabelValues(ScopeIP)
+	m.refusals.WithLabelValues(ScopeAuth)
 	return m, nil
 }
 
-// observeRequest records a finished request; scope names the limit that
+// ObserveRequest records a finished request; scope names the limit that
 // refused it when status is 429 (see access.refusalScope).
-func (m *Metrics) observeRequest(method, route string, status int, d time.Duration, scope string) {
+func (m *Metrics) ObserveRequest(method, route string, status int, d time.Duration, scope string) {
 	if m == nil {
 		return
 	}
@@ -109,9 +111,9 @@ func metricMethod(m string) string {
 	return "OTHER"
 }
 
-// setRedisFallback records whether the rate-limit counters are local
+// SetRedisFallback records whether the rate-limit counters are local
 // because Redis is away.
-func (m *Metrics) setRedisFallback(local bool) {
+func (m *Metrics) SetRedisFallback(local bool) {
 	if m == nil {
 		return
 	}
@@ -151,9 +153,9 @@ func (o complexityObserver) InterceptResponse(ctx context.Context, next graphql.
 	return next(ctx)
 }
 
-// withGraph returns cfg with the extensions that feed the metrics from the
+// WithGraph returns cfg with the extensions that feed the metrics from the
 // /graphql handler added.
-func (m *Metrics) withGraph(cfg graph.Config) graph.Config {
+func (m *Metrics) WithGraph(cfg graph.Config) graph.Config {
 	if m == nil {
 		return cfg
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package rest
+package sse
 
 import (
 	"net"
@@ -9,12 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setDeadPeerTimeout makes the kernel end c once data it sent stays
+// SetDeadPeerTimeout makes the kernel end c once data it sent stays
 // unacknowledged for d (TCP_USER_TIMEOUT): a client that vanished without
 // closing (its network gone) fails the connection's next read or write
 // then, instead of after the kernel's retransmissions give up (a quarter
 // of an hour), and its stream's slot is freed.
-func setDeadPeerTimeout(c net.Conn, d time.Duration) {
+func SetDeadPeerTimeout(c net.Conn, d time.Duration) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok || d <= 0 {
 		return

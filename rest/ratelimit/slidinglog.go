@@ -1,4 +1,10 @@
-package rest
+// Package ratelimit counts requests against budgets of a rolling minute:
+// a sliding log per budget, held in Redis so that every replica shares
+// one budget per key, or in memory where Redis is not configured or does
+// not answer (each replica then counts alone, and adds what it counted to
+// Redis once it answers again). The HTTP side (which budget a request
+// counts against, the headers, the refusals) is package rest's.
+package ratelimit
 
 import (
 	"context"
@@ -16,19 +22,19 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// rateWindow is the window of every rate limit: a rolling minute.
-const rateWindow = time.Minute
+// Window is the window of every rate limit: a rolling minute.
+const Window = time.Minute
 
-// decision is the outcome of counting one request against a budget.
-type decision struct {
-	allowed bool
-	// remaining is what is left of the budget in the current rolling
+// Decision is the outcome of counting one request against a budget.
+type Decision struct {
+	Allowed bool
+	// Remaining is what is left of the budget in the current rolling
 	// window, after this request.
-	remaining int
-	// reset is how long until the oldest request counted in the window
+	Remaining int
+	// Reset is how long until the oldest request counted in the window
 	// leaves it and the budget grows by one; with nothing remaining it is
 	// when the next request will be allowed. Zero when the log is empty.
-	reset time.Duration
+	Reset time.Duration
 }
 
 // slidingLogScript counts one request in a sliding log held in a sorted set:
@@ -63,7 +69,7 @@ for i = 6, #ARGV do
 end
 local n = redis.call('ZCARD', key)
 if n > limit then
-  -- Keeping the newest limit entries changes no later decision: a
+  -- Keeping the newest limit entries changes no later Decision: a
   -- request is allowed only while fewer than limit are in its window.
   redis.call('ZREMRANGEBYRANK', key, 0, n - limit - 1)
   n = limit
@@ -86,7 +92,7 @@ end
 return {allowed, n, reset}
 `)
 
-// rateStore counts requests per named budget in sliding logs: exactly at
+// Store counts requests per named budget in sliding logs: exactly at
 // most limit requests in any rolling window. With Redis the logs live there
 // and all replicas share them; without it, or while Redis does not answer,
 // each replica keeps them in memory. While Redis answers, each replica also
@@ -96,7 +102,7 @@ return {allowed, n, reset}
 // an outage, and N replicas never exceed N times it. Requests counted in
 // memory during an outage are added to Redis when it answers again, so
 // that a budget is not renewed by the outage ending.
-type rateStore struct {
+type Store struct {
 	rdb    *redis.Client // nil: in-memory only
 	prefix string
 	local  *localLogs
@@ -116,59 +122,66 @@ type rateStore struct {
 // probeInterval spaces the probes of an absent Redis.
 const probeInterval = 250 * time.Millisecond
 
-// newRateStore returns a store over rdb (nil: in-memory only). onSwitch
+// New returns a store over rdb (nil: in-memory only). onSwitch
 // hears of every change between Redis and local counting.
-func newRateStore(rdb *redis.Client, prefix string, now func() time.Time, log *slog.Logger, onSwitch func(local bool)) *rateStore {
+func New(rdb *redis.Client, prefix string, now func() time.Time, log *slog.Logger, onSwitch func(local bool)) *Store {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	s := &rateStore{rdb: rdb, prefix: prefix, now: now, log: log, onSwitch: onSwitch,
+	s := &Store{rdb: rdb, prefix: prefix, now: now, log: log, onSwitch: onSwitch,
 		member: hex.EncodeToString(b[:]), local: newLocalLogs()}
 	return s
 }
 
-func (s *rateStore) clock() time.Time {
+func (s *Store) Clock() time.Time {
 	if s.now != nil {
 		return s.now()
 	}
 	return time.Now()
 }
 
-// state returns health's rate_limits: local without Redis, shared while
+// The states of the counting, health's rate_limits.
+const (
+	StateLocal    = "local"          // no Redis: each replica counts alone
+	StateShared   = "shared"         // Redis holds the counters
+	StateFallback = "local_fallback" // Redis is configured but away
+)
+
+// State returns health's rate_limits: local without Redis, shared while
 // Redis answers, local_fallback while it does not.
-func (s *rateStore) state() string {
+func (s *Store) State() string {
 	switch {
 	case s.rdb == nil:
-		return rateLimitsLocal
+		return StateLocal
 	case s.fallback.Load():
-		return rateLimitsFallback
+		return StateFallback
 	}
-	return rateLimitsShared
+	return StateShared
 }
 
-// take counts a request against the budget name of limit requests per
+// Take counts a request against the budget name of limit requests per
 // window, if the budget allows it.
-func (s *rateStore) take(ctx context.Context, name string, limit int) decision {
+func (s *Store) Take(ctx context.Context, name string, limit int) Decision {
 	return s.count(ctx, name, limit, true)
 }
 
-// peek returns the state of the budget name without counting a request;
+// Peek returns the state of the budget name without counting a request;
 // allowed tells whether one more would be.
-func (s *rateStore) peek(ctx context.Context, name string, limit int) decision {
+func (s *Store) Peek(ctx context.Context, name string, limit int) Decision {
 	return s.count(ctx, name, limit, false)
 }
 
-func (s *rateStore) count(ctx context.Context, name string, limit int, take bool) decision {
+func (s *Store) count(ctx context.Context, name string, limit int, take bool) Decision {
 	if s.rdb == nil {
-		return s.local.count(name, limit, take, false, s.clock())
+		return s.local.count(name, limit, take, false, s.Clock())
 	}
 	if s.fallback.Load() {
-		return s.local.count(name, limit, take, true, s.clock())
+		return s.local.count(name, limit, take, true, s.Clock())
 	}
-	now := s.clock()
+	now := s.Clock()
 	pending := s.local.popPending(name)
 	d, err := s.eval(ctx, name, limit, take, pending, now)
 	if err == nil {
-		if take && d.allowed {
+		if take && d.Allowed {
 			s.local.shadow(name, limit, now)
 		}
 		return d
@@ -182,7 +195,7 @@ func (s *rateStore) count(ctx context.Context, name string, limit int, take bool
 
 // eval runs the script on the log of name, adding the requests pending
 // (times of requests counted locally).
-func (s *rateStore) eval(ctx context.Context, name string, limit int, take bool, pending []int64, now time.Time) (decision, error) {
+func (s *Store) eval(ctx context.Context, name string, limit int, take bool, pending []int64, now time.Time) (Decision, error) {
 	args := make([]any, 0, 5+len(pending))
 	fake := int64(0)
 	if s.now != nil {
@@ -192,7 +205,7 @@ func (s *rateStore) eval(ctx context.Context, name string, limit int, take bool,
 	if take {
 		t = "1"
 	}
-	args = append(args, limit, rateWindow.Microseconds(), t,
+	args = append(args, limit, Window.Microseconds(), t,
 		s.member+":"+fmt.Sprint(s.seq.Add(1)), fake)
 	at := now.UnixMicro()
 	for _, p := range pending {
@@ -200,17 +213,17 @@ func (s *rateStore) eval(ctx context.Context, name string, limit int, take bool,
 	}
 	res, err := slidingLogScript.Run(ctx, s.rdb, []string{s.prefix + ":" + name}, args...).Int64Slice()
 	if err != nil {
-		return decision{}, fmt.Errorf("rate-limit script: %w", err)
+		return Decision{}, fmt.Errorf("rate-limit script: %w", err)
 	}
 	if len(res) != 3 {
-		return decision{}, errors.New("rate-limit script: unexpected reply")
+		return Decision{}, errors.New("rate-limit script: unexpected reply")
 	}
-	return decision{allowed: res[0] == 1, remaining: max(limit-int(res[1]), 0),
-		reset: time.Duration(res[2]) * time.Microsecond}, nil
+	return Decision{Allowed: res[0] == 1, Remaining: max(limit-int(res[1]), 0),
+		Reset: time.Duration(res[2]) * time.Microsecond}, nil
 }
 
 // switchTo records a change between Redis (local false) and local counting.
-func (s *rateStore) switchTo(local bool, cause error) {
+func (s *Store) switchTo(local bool, cause error) {
 	if s.fallback.Swap(local) == local {
 		return
 	}
@@ -229,7 +242,7 @@ func (s *rateStore) switchTo(local bool, cause error) {
 // probe checks every probeInterval, until Redis answers again, whether it
 // does; then it hands Redis the requests counted locally meanwhile and
 // switches back to it. One probe runs at a time; it ends with the outage.
-func (s *rateStore) probe() {
+func (s *Store) probe() {
 	// Checking fallback again after giving up the turn catches a switch
 	// made while the last probe was ending.
 	for s.fallback.Load() && s.probing.CompareAndSwap(false, true) {
@@ -238,7 +251,7 @@ func (s *rateStore) probe() {
 	}
 }
 
-func (s *rateStore) probeUntilBack() {
+func (s *Store) probeUntilBack() {
 	ctx := context.Background()
 	tick := time.NewTicker(probeInterval)
 	defer tick.Stop()
@@ -266,13 +279,13 @@ func (s *rateStore) probeUntilBack() {
 }
 
 // flush adds every request counted locally while Redis was away to Redis.
-func (s *rateStore) flush(ctx context.Context) error {
+func (s *Store) flush(ctx context.Context) error {
 	for _, name := range s.local.pendingNames() {
 		limit, pending := s.local.popPendingWithLimit(name)
 		if len(pending) == 0 {
 			continue
 		}
-		if _, err := s.eval(ctx, name, limit, false, pending, s.clock()); err != nil {
+		if _, err := s.eval(ctx, name, limit, false, pending, s.Clock()); err != nil {
 			s.local.pushPending(name, limit, pending)
 			return err
 		}
@@ -320,9 +333,9 @@ func (l *localLogs) shard(name string) *localShard {
 
 // count is the script's algorithm in memory. A request it admits is
 // pending (for Redis to hear of later) when pending is true.
-func (l *localLogs) count(name string, limit int, take, pending bool, now time.Time) decision {
+func (l *localLogs) count(name string, limit int, take, pending bool, now time.Time) Decision {
 	at := now.UnixMicro()
-	win := rateWindow.Microseconds()
+	win := Window.Microseconds()
 	sh := l.shard(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -330,26 +343,26 @@ func (l *localLogs) count(name string, limit int, take, pending bool, now time.T
 	lg := sh.logs[name]
 	if lg == nil {
 		if !take {
-			return decision{allowed: limit > 0, remaining: limit}
+			return Decision{Allowed: limit > 0, Remaining: limit}
 		}
 		lg = &localLog{}
 		sh.logs[name] = lg
 	}
 	lg.limit = limit
 	lg.trim(at - win)
-	d := decision{}
+	d := Decision{}
 	if take && len(lg.times) < limit {
 		lg.times = append(lg.times, at)
 		if pending {
 			lg.pending = append(lg.pending, at)
 		}
-		d.allowed = true
+		d.Allowed = true
 	} else if !take {
-		d.allowed = len(lg.times) < limit
+		d.Allowed = len(lg.times) < limit
 	}
-	d.remaining = max(limit-len(lg.times), 0)
+	d.Remaining = max(limit-len(lg.times), 0)
 	if len(lg.times) > 0 {
-		d.reset = time.Duration(lg.times[0]+win-at) * time.Microsecond
+		d.Reset = time.Duration(lg.times[0]+win-at) * time.Microsecond
 	}
 	return d
 }
@@ -373,7 +386,7 @@ func (l *localLogs) shadow(name string, limit int, now time.Time) {
 		i--
 	}
 	lg.times = slices.Insert(lg.times, i, at)
-	lg.trim(at - rateWindow.Microseconds())
+	lg.trim(at - Window.Microseconds())
 }
 
 // trim drops the times at or before cutoff, and the oldest beyond limit.
@@ -400,7 +413,7 @@ func trimLog(times []int64, cutoff int64, limit int) []int64 {
 // sweep drops, once a window, the logs whose newest time has left it, so
 // that memory follows the budgets in use.
 func (sh *localShard) sweep(at int64) {
-	win := rateWindow.Microseconds()
+	win := Window.Microseconds()
 	if at-sh.lastSweep < win {
 		return
 	}

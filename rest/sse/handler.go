@@ -1,4 +1,4 @@
-package rest
+package sse
 
 import (
 	"net/http"
@@ -25,29 +25,29 @@ type sinkWork struct {
 	end    *live.End
 }
 
-func (h *handlerSink) Deliver(_ *live.Member[*events], p *live.Page[*events]) bool {
-	h.work <- sinkWork{events: p.Items.payload}
+func (h *handlerSink) Deliver(_ *live.Member[*Events], p *live.Page[*Events]) bool {
+	h.work <- sinkWork{events: p.Items.Payload}
 	return false
 }
 
-func (h *handlerSink) Beat(*live.Member[*events]) bool {
+func (h *handlerSink) Beat(*live.Member[*Events]) bool {
 	h.work <- sinkWork{events: []byte(heartbeatEvent)}
 	return false
 }
 
-func (h *handlerSink) End(_ *live.Member[*events], e live.End) { h.work <- sinkWork{end: &e} }
+func (h *handlerSink) End(_ *live.Member[*Events], e live.End) { h.work <- sinkWork{end: &e} }
 
-func (h *handlerSink) Cut(*live.Member[*events]) { h.once.Do(func() { close(h.cut) }) }
+func (h *handlerSink) Cut(*live.Member[*Events]) { h.once.Do(func() { close(h.cut) }) }
 
-// serveStreamHere runs a stream in its handler's goroutine.
-func (s *server) serveStreamHere(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, ep streamEndpoint, st streamStart) {
-	cfg := s.live.Config()
+// ServeHere runs a stream in its handler's goroutine.
+func ServeHere(l *live.Live, w http.ResponseWriter, rc *http.ResponseController, r *http.Request, st Start) {
+	cfg := l.Config()
 	h := &handlerSink{work: make(chan sinkWork, 1), cut: make(chan struct{})}
-	m := ep.feed.Join(r.Context(), st.key, st.read, h, st.first, st.wake)
-	unwatch := s.live.Watch(st.keyID, m.End)
+	m := st.Feed.Join(r.Context(), st.Key, st.Read, h, st.First, st.Wake)
+	unwatch := l.Watch(st.KeyID, m.End)
 	defer func() {
 		unwatch()
-		st.release()
+		st.Release()
 		m.Leave()
 	}()
 	// write writes b, flushed: a write that takes longer than the
@@ -61,13 +61,13 @@ func (s *server) serveStreamHere(w http.ResponseWriter, rc *http.ResponseControl
 		}
 		if time.Since(start) > cfg.SlowWrite {
 			_ = rc.SetWriteDeadline(time.Now().Add(cfg.SlowWrite))
-			_, _ = w.Write(finalEvent(live.EndSlowReader))
+			_, _ = w.Write(FinalEvent(live.EndSlowReader))
 			_ = rc.Flush()
 			return false
 		}
 		return true
 	}
-	if st.first.N > 0 && !write(st.first.Items.payload) {
+	if st.First.N > 0 && !write(st.First.Items.Payload) {
 		return
 	}
 	m.Ready(false)
@@ -75,8 +75,8 @@ func (s *server) serveStreamHere(w http.ResponseWriter, rc *http.ResponseControl
 		select {
 		case job := <-h.work:
 			if job.end != nil {
-				_ = rc.SetWriteDeadline(s.live.FinalDeadline())
-				_, _ = w.Write(finalEvent(*job.end))
+				_ = rc.SetWriteDeadline(l.FinalDeadline())
+				_, _ = w.Write(FinalEvent(*job.end))
 				_ = rc.Flush()
 				return
 			}
