@@ -6,6 +6,7 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/generated"
 	"github.com/feedapi/feedapi/graph/model"
+	"github.com/feedapi/feedapi/limits"
 )
 
 // The cost model. An operation's cost estimates the size of its response
@@ -130,7 +131,7 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Sources.EtfFunds = func(int) int { return 1 + typicalFunds }
 	c.Sources.Delays = func(child int) int { return 1 + typicalSources*child }
 	c.Query.Stories = func(child int, first *int, _ *string, _ []string, _ *string, _ *db.Pane, _ *time.Time) int {
-		n := defaultStoriesSize
+		n := limits.StoriesPageDefault
 		if first != nil {
 			n = min(max(*first, 1), maxPageSize)
 		}

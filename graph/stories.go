@@ -12,10 +12,8 @@ import (
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/cursor"
 	"github.com/feedapi/feedapi/graph/model"
+	"github.com/feedapi/feedapi/limits"
 )
-
-// defaultStoriesSize is the page size of stories when first is absent.
-const defaultStoriesSize = 20
 
 // storiesConn is the connection name stories' cursors are bound to.
 const storiesConn = "stories"
@@ -28,7 +26,7 @@ func collapseStory(c *model.Collapse) bool {
 
 // stories resolves Query.stories.
 func (r *Resolver) stories(ctx context.Context, first *int, after *string, coins []string, q *string, pane *db.Pane, since *time.Time) (*model.StoryConnection, error) {
-	n := defaultStoriesSize
+	n := limits.StoriesPageDefault
 	if first != nil {
 		if *first < 1 || *first > maxPageSize {
 			return nil, apperr.Invalid("first", "first must be an integer from 1 to %d", maxPageSize)

@@ -14,6 +14,16 @@ const (
 	PageDefault = 50
 )
 
+// Stories: a page of them carries their first items, so its default is
+// smaller than a list's; /v1/stories bounds it lower still, and the items
+// shown per story.
+const (
+	StoriesPageDefault = 20
+	StoriesPageMaxREST = 25
+	StoryItemsMax      = 5
+	StoryItemsDefault  = 3
+)
+
 // Sizes of the ETF lists, whose records are small and whose clients read
 // whole windows of days.
 const (

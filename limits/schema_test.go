@@ -54,6 +54,9 @@ func TestSchemaDocStringsStateTheLimits(t *testing.T) {
 					if etfLists[f.Name] || strings.HasPrefix(f.Name, "etf") {
 						hi, def = EtfPageMax, EtfPageDefault
 					}
+					if f.Name == "stories" {
+						def = StoriesPageDefault
+					}
 					checked[a.Name]++
 					if m := pageSize.FindStringSubmatch(d); m == nil || m[1] != fmt.Sprint(hi) {
 						t.Errorf("%s: the doc string %q does not say 1 to %d", where, d, hi)

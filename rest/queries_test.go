@@ -12,8 +12,8 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
-	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/contract"
 )
 
 func TestQueryDocuments(t *testing.T) {

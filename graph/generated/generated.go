@@ -2013,7 +2013,8 @@ type Query {
     after: String
     """
     Only stories about any of these coins (the union of their items'
-    coins): tickers such as ` + "`" + `BTC` + "`" + `, in any letter case, at most 20.
+    coins): tickers such as ` + "`" + `BTC` + "`" + `, in any letter case, 1 to 12 letters or
+    digits each, at most 20.
     """
     coins: [String!]
     """

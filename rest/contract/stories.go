@@ -12,10 +12,10 @@ const TagStories = "stories"
 // The bounds of /v1/stories: a page of stories with their items costs
 // about what a page of the largest lists costs.
 const (
-	StoriesPageMax     = 25
-	StoriesPageDefault = 20
-	StoryItemsMax      = 5
-	StoryItemsDefault  = 3
+	StoriesPageMax     = limits.StoriesPageMaxREST
+	StoriesPageDefault = limits.StoriesPageDefault
+	StoryItemsMax      = limits.StoryItemsMax
+	StoryItemsDefault  = limits.StoryItemsDefault
 )
 
 // Collapse is collapse=story on the lists and their streams: one item per
