@@ -13,7 +13,7 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/live"
-	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/limits"
 )
 
 func TestQueryDocuments(t *testing.T) {
@@ -168,7 +168,7 @@ func TestFixedQueriesCostWellUnderTheBudget(t *testing.T) {
 					vars[v.Variable] = 500
 				}
 				if name == "stories" {
-					vars[v.Variable] = map[string]int{"first": contract.StoriesPageMax, "items": contract.StoryItemsMax}[v.Variable]
+					vars[v.Variable] = map[string]int{"first": limits.StoriesPageMaxREST, "items": limits.StoryItemsMax}[v.Variable]
 				}
 			case "Boolean":
 				vars[v.Variable] = true

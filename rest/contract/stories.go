@@ -9,15 +9,6 @@ import (
 // TagStories groups the stories endpoints.
 const TagStories = "stories"
 
-// The bounds of /v1/stories: a page of stories with their items costs
-// about what a page of the largest lists costs.
-const (
-	StoriesPageMax     = limits.StoriesPageMaxREST
-	StoriesPageDefault = limits.StoriesPageDefault
-	StoryItemsMax      = limits.StoryItemsMax
-	StoryItemsDefault  = limits.StoryItemsDefault
-)
-
 // Collapse is collapse=story on the lists and their streams: one item per
 // story.
 func Collapse() Param {
@@ -32,7 +23,7 @@ func Collapse() Param {
 func storyEndpoints() []Endpoint {
 	includeBody := Bool("include_body", "includeBody", true, true, "StoryIncludeBody", "Whether the items carry `body`.")
 	items := Limit("StoryItems", fmt.Sprintf("How many of each story's first items to show, oldest first: an integer from %d to %d; else 400. `/v1/stories/{id}` shows them all.",
-		limits.PageMin, StoryItemsMax), StoryItemsMax, StoryItemsDefault)
+		limits.PageMin, limits.StoryItemsMax), limits.StoryItemsMax, limits.StoryItemsDefault)
 	items.Name, items.Variable, items.Paging = "items", "items", false
 	since := Since()
 	since.Component = "StorySince"
@@ -42,8 +33,8 @@ func storyEndpoints() []Endpoint {
 		{
 			Path: "/v1/stories", Query: "stories", Shape: Page,
 			Params: []Param{
-				Limit("StoryLimit", fmt.Sprintf("Page size, an integer from %d to %d; out of range gives 400 (never clamped).", limits.PageMin, StoriesPageMax),
-					StoriesPageMax, StoriesPageDefault),
+				Limit("StoryLimit", fmt.Sprintf("Page size, an integer from %d to %d; out of range gives 400 (never clamped).", limits.PageMin, limits.StoriesPageMaxREST),
+					limits.StoriesPageMaxREST, limits.StoriesPageDefault),
 				Cursor(),
 				Coins(),
 				Search("StoryQuery", "the headline"),
