@@ -75,6 +75,40 @@ async function main(): Promise<void> {
   const sources = await api.GET("/v1/sources");
   if (sources.error) throw new Error(sources.error.error.message);
   check("SourcesResponse", sources.data);
+  const oldest: string | null | undefined = sources.data.data.firehose_oldest;
+  if (!oldest) throw new Error("no firehose_oldest on a seeded database");
+  const delays = sources.data.data.delays ?? [];
+  if (delays.length === 0) throw new Error("no delays on a database seeded today");
+
+  // Stories: a page with their first items, one story with all of them
+  // (each item pointing back at it), and the firehose collapsed to one
+  // message per story, with each message's arrival time.
+  const stories = await api.GET("/v1/stories", { params: { query: { limit: 10, items: 2 } } });
+  if (stories.error) throw new Error(stories.error.error.message);
+  check("StoriesPage", stories.data);
+  const told = stories.data.data.find((s) => s.size > 1) ?? stories.data.data[0];
+  if (told.items.length > 2) throw new Error(`items=2 gave ${told.items.length} items`);
+  const story = await api.GET("/v1/stories/{id}", { params: { path: { id: told.id }, query: { include_body: false } } });
+  if (story.error) throw new Error(story.error.error.message);
+  check("StoryResponse", story.data);
+  for (const item of story.data.data.items) {
+    const where = item.type === "Post" ? `post ${item.id}` : `message ${item.id} in ${item.pane}`;
+    if (item.story?.uid !== told.uid) throw new Error(`${where} of ${told.uid} names ${JSON.stringify(item.story)}`);
+  }
+  const collapsed = await api.GET("/v1/firehose", { params: { query: { collapse: "story", limit: 100 } } });
+  if (collapsed.error) throw new Error(collapsed.error.error.message);
+  check("FirehosePage", collapsed.data);
+  const uids = new Set<string>();
+  for (const m of collapsed.data.data) {
+    const uid = m.story?.uid;
+    if (uid !== undefined && uids.has(uid)) throw new Error(`collapse=story gave two messages of ${uid}`);
+    if (uid !== undefined) uids.add(uid);
+    const late: number | null = m.received_at ? Date.parse(m.received_at) - Date.parse(m.created_at) : null;
+    if (late !== null && Number.isNaN(late)) throw new Error(`message ${m.id}: received_at ${m.received_at}`);
+  }
+  const bogus = await api.GET("/v1/stories", { params: { query: { limit: 1000 } } });
+  if (!bogus.error || !bogus.error.error.message.includes("limit")) throw new Error("/v1/stories took limit=1000");
+  check("ErrorEnvelope", bogus.error);
 
   const latest = await api.GET("/v1/etf-flows/latest");
   if (latest.error) throw new Error(latest.error.error.message);
@@ -165,7 +199,8 @@ async function main(): Promise<void> {
   if (again?.id !== seen[0].id) throw new Error(`GraphQL post ${JSON.stringify(run.data)}`);
 
   console.log(`ts-check: ${checked} responses valid under Ajv 2020-12; ${seen.length} posts walked; brief of ${markdown.length} bytes; ` +
-    `${figures} fund figures walked (fees such as ${fee}%); graphql-js takes post(id: 2147483648)`);
+    `${figures} fund figures walked (fees such as ${fee}%); story ${told.uid} of ${story.data.data.items.length} items; ` +
+    `${uids.size} stories in a collapsed firehose page; graphql-js takes post(id: 2147483648)`);
 }
 
 main().catch((e: unknown) => {

@@ -1279,8 +1279,8 @@ type FirehoseMessage struct {
 	// Pane The pane of the message; `iansintel` is the service's own pane.
 	Pane FirehoseMessagePane `json:"pane"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
-	ReceivedAt *string `json:"received_at,omitempty"`
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Upstream source key.
 	Source string `json:"source"`
@@ -1300,8 +1300,8 @@ type FirehoseMessage struct {
 	// Uid Stable identifier, `tm_<id>`.
 	Uid string `json:"uid"`
 
-	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
-	UpdatedAt *string `json:"updated_at,omitempty"`
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 
 	// Url Link to the message, as the upstream source gave it (not necessarily a valid URI).
 	Url *string `json:"url"`
@@ -1531,8 +1531,8 @@ type Post struct {
 	// Raw The source payload as stored (an object of any JSON values); present only with `include_raw=true`.
 	Raw *map[string]interface{} `json:"raw,omitempty"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
-	ReceivedAt *string `json:"received_at,omitempty"`
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Source label, e.g. a channel name or a data publisher label.
 	Source string `json:"source"`
@@ -1543,8 +1543,8 @@ type Post struct {
 	// Uid Stable identifier, `cp_<id>`.
 	Uid string `json:"uid"`
 
-	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
-	UpdatedAt *string `json:"updated_at,omitempty"`
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 
 	// Url Permalink in the messaging channel.
 	Url *string `json:"url"`
@@ -1712,8 +1712,8 @@ type StoryFirehoseMessage struct {
 	// Pane The pane of the message; `iansintel` is the service's own pane.
 	Pane StoryFirehoseMessagePane `json:"pane"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
-	ReceivedAt *string `json:"received_at,omitempty"`
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Upstream source key.
 	Source string `json:"source"`
@@ -1736,8 +1736,8 @@ type StoryFirehoseMessage struct {
 	// Uid Stable identifier, `tm_<id>`.
 	Uid string `json:"uid"`
 
-	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
-	UpdatedAt *string `json:"updated_at,omitempty"`
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 
 	// Url Link to the message, as the upstream source gave it (not necessarily a valid URI).
 	Url *string `json:"url"`
@@ -1777,8 +1777,8 @@ type StoryPost struct {
 	// Raw The source payload as stored (an object of any JSON values); present only with `include_raw=true`.
 	Raw *map[string]interface{} `json:"raw,omitempty"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept.
-	ReceivedAt *string `json:"received_at,omitempty"`
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Source label, e.g. a channel name or a data publisher label.
 	Source string `json:"source"`
@@ -1792,8 +1792,8 @@ type StoryPost struct {
 	// Uid Stable identifier, `cp_<id>`.
 	Uid string `json:"uid"`
 
-	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`.
-	UpdatedAt *string `json:"updated_at,omitempty"`
+	// UpdatedAt When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 
 	// Url Permalink in the messaging channel.
 	Url *string `json:"url"`

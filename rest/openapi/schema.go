@@ -98,6 +98,14 @@ func dateTime(description string) *openapi3.SchemaRef {
 		Description: description + " UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`."})
 }
 
+// nullableDateTime is a timestamp or null; it keeps the format, so that
+// generated clients type it as a time like the timestamps never null.
+func nullableDateTime(description string) *openapi3.SchemaRef {
+	s := dateTime(description)
+	s.Value.Type = types("string", "null")
+	return s
+}
+
 func nullableString(description string) *openapi3.SchemaRef {
 	return val(&openapi3.Schema{Type: types("string", "null"), Description: description})
 }

@@ -117,8 +117,7 @@ func schemas(o Options) openapi3.Schemas {
 		"coins": set(patterned(contract.TickerPattern, ""),
 			"Tickers that occur in posts or firehose messages, sorted: each is a `coins` value that may match."),
 	}
-	oldest := dateTime("`created_at` of the oldest firehose message kept (null while there is none): older months are dropped by the deployment's retention. A `since` or a cursor from before it gives the messages from it on, never an error.")
-	oldest.Value.Type = types("string", "null")
+	oldest := nullableDateTime("`created_at` of the oldest firehose message kept (null while there is none): older months are dropped by the deployment's retention. A `since` or a cursor from before it gives the messages from it on, never an error.")
 	sources["firehose_oldest"] = oldest
 	required := []string{"curated_sources", "firehose_panes"}
 	if o.ETFEnabled {

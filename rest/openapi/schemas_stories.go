@@ -13,15 +13,12 @@ import (
 // post and firehose message gained, the stories and their envelopes, and
 // the delays of /v1/sources.
 func storySchemas(s openapi3.Schemas) {
-	nullableTime := func(description string) *openapi3.SchemaRef {
-		return anyOf(description, patterned(patternDateTime, ""), null())
-	}
 	itemFields := props{
 		"story": anyOf("The story the item belongs to; null only for items stored before stories were kept. "+
 			"Always sent; not listed as required so that answers of v1 before it stay valid.", ref("StoryRef"), null()),
-		"received_at": nullableTime("When feedapi stored the item: the database's clock when the row was written, not the importer's. " +
+		"received_at": nullableDateTime("When feedapi stored the item: the database's clock when the row was written, not the importer's. " +
 			"`received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept."),
-		"updated_at": nullableTime("When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`."),
+		"updated_at": nullableDateTime("When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`."),
 	}
 	for _, name := range []string{"Post", "FirehoseMessage"} {
 		maps.Copy(s[name].Value.Properties, itemFields)
