@@ -12,8 +12,8 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
+	"github.com/feedapi/feedapi/graph/limits"
 	"github.com/feedapi/feedapi/graph/live"
-	"github.com/feedapi/feedapi/limits"
 )
 
 func TestQueryDocuments(t *testing.T) {
