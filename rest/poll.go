@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/envelope"
 	"github.com/feedapi/feedapi/rest/pollcache"
 )
 
@@ -43,34 +44,19 @@ func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) 
 	p, _ := keys.FromContext(r.Context())
 	key := pollcache.Key(ep.Query, string(p.Tier), r.URL.RawQuery)
 	if e := s.polls.Get(key); e != nil {
-		s.writeCached(w, r, e)
+		s.env.SendCached(w, r, e.Body, e.Position, e.Tag)
 		return
 	}
 	gen, started := s.polls.Generation(ep.Poll), s.polls.Now()
-	data := s.bufs.get()
-	defer s.bufs.put(data)
+	data := s.env.Buffer()
+	defer s.env.Release(data)
 	res, err := s.execute(r, ep, data)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	buf, tagged := s.envelope(r, res)
-	tag := etagOf(buf.Bytes()[:tagged])
-	s.polls.Put(key, ep.Poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.position), tag)
-	s.sendTyped(w, r, http.StatusOK, buf, tagged, tag, cacheKeyed, contentTypeJSON)
-}
-
-// writeCached answers with a cached page: 304 when If-None-Match names it,
-// else its body with this request's id.
-func (s *server) writeCached(w http.ResponseWriter, r *http.Request, e *pollcache.Entry) {
-	n := len(e.Body) + len(`,"position":`) + len(e.Position) + len(`,"request_id":""}}`) + 32
-	zip := s.headers(w, r, n, cacheKeyed, contentTypeJSON)
-	if notModified(w, r, e.Tag, zip) {
-		return
-	}
-	buf := s.bufs.get()
-	buf.Write(e.Body)
-	writePosition(buf, e.Position)
-	writeRequestID(buf, r.Context())
-	s.sendTyped(w, r, http.StatusOK, buf, len(e.Body), e.Tag, cacheKeyed, contentTypeJSON)
+	buf, tagged := s.env.Envelope(r, res)
+	tag := envelope.ETagOf(buf.Bytes()[:tagged])
+	s.polls.Put(key, ep.Poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.Position), tag)
+	s.env.SendTyped(w, r, http.StatusOK, buf, tagged, tag, envelope.CacheKeyed, envelope.ContentTypeJSON)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // queryFiles holds one GraphQL document per endpoint.
@@ -120,7 +121,7 @@ func queryError(name string, errs gqlerror.List) error {
 		if d := apperr.As(e); d != nil {
 			return d
 		}
-		if code, ok := e.Extensions["code"].(string); ok && publicCode(apperr.Code(code)) {
+		if code, ok := e.Extensions["code"].(string); ok && envelope.PublicCode(apperr.Code(code)) {
 			param, _ := e.Extensions["param"].(string)
 			return &apperr.Error{Code: apperr.Code(code), Param: param, Message: e.Message, Err: e}
 		}

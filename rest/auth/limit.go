@@ -1,9 +1,12 @@
-package rest
+package auth
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
+	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/envelope"
 	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
@@ -17,8 +20,21 @@ const (
 // limit counts the request against the budget name of limit requests per
 // rolling minute, sets the rate-limit headers of the default policy (see
 // ratelimit.SetHeaders) and reports whether the request is within the limit.
-func (s *server) limit(ctx context.Context, w http.ResponseWriter, name string, limit int) bool {
-	d := s.rates.Take(ctx, name, limit)
+func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, name string, limit int) bool {
+	d := g.rates.Take(ctx, name, limit)
 	ratelimit.SetHeaders(w.Header(), ratelimit.PolicyDefault, limit, d)
 	return d.Allowed
+}
+
+// IPLimited applies the per-client-IP limit of the unauthenticated routes.
+func (g *Guard) IPLimited(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.limit(r.Context(), w, budgetIP+g.clientIP(r), g.ipRateLimit) {
+			g.env.Error(w, r, apperr.New(apperr.RateLimited, fmt.Sprintf(
+				"rate limit of %d requests per minute per client address exceeded; retry after %s seconds",
+				g.ipRateLimit, envelope.RetryAfter)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

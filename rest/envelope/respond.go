@@ -1,4 +1,4 @@
-package rest
+package envelope
 
 import (
 	"bytes"
@@ -61,32 +61,32 @@ func (g *gzipPool) get(w io.Writer) *gzip.Writer {
 
 func (g *gzipPool) put(z *gzip.Writer) { g.p.Put(z) }
 
-// send writes a complete JSON body held in buf (and gives buf back to the
+// Send writes a complete JSON body held in buf (and gives buf back to the
 // pool). On a 200 answer to GET or HEAD with tagged >= 0, the strong ETag
 // is a hash of buf[:tagged], and a matching If-None-Match gives 304 with no
 // body. The body is gzipped when the client accepts it and it is at least
 // gzipMinSize; the gzipped representation's ETag carries a "-gz" suffix, as
 // it is a different sequence of bytes. HEAD gets the same headers and no
 // body.
-func (s *server) send(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl string) {
-	s.sendTyped(w, r, status, buf, tagged, "", cacheControl, contentTypeJSON)
+func (e *Writer) Send(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl string) {
+	e.SendTyped(w, r, status, buf, tagged, "", cacheControl, ContentTypeJSON)
 }
 
-// etagOf returns the hash of a representation that its ETag carries.
-func etagOf(b []byte) string {
+// ETagOf returns the hash of a representation that its ETag carries.
+func ETagOf(b []byte) string {
 	sum := xxh3.Hash128(b).Bytes()
 	return hex.EncodeToString(sum[:])
 }
 
-// sendTyped is send for a body of the given Content-Type, with the hash of
-// buf[:tagged] given as tag (etagOf), or "" to compute it.
-func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, tag, cacheControl, contentType string) {
-	defer s.bufs.put(buf)
+// SendTyped is Send for a body of the given Content-Type, with the hash of
+// buf[:tagged] given as tag (ETagOf), or "" to compute it.
+func (e *Writer) SendTyped(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, tag, cacheControl, contentType string) {
+	defer e.bufs.put(buf)
 	body := buf.Bytes()
-	zip := s.headers(w, r, len(body), cacheControl, contentType)
+	zip := Headers(w, r, len(body), cacheControl, contentType)
 	if tagged >= 0 && status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		if tag == "" {
-			tag = etagOf(body[:tagged])
+			tag = ETagOf(body[:tagged])
 		}
 		if notModified(w, r, tag, zip) {
 			return
@@ -94,12 +94,12 @@ func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, b
 	}
 	h := w.Header()
 	if zip {
-		zbuf := s.bufs.get()
-		defer s.bufs.put(zbuf)
-		z := s.gzips.get(zbuf)
+		zbuf := e.bufs.get()
+		defer e.bufs.put(zbuf)
+		z := e.gzips.get(zbuf)
 		_, _ = z.Write(body) // writes to a bytes.Buffer do not fail
 		_ = z.Close()
-		s.gzips.put(z)
+		e.gzips.put(z)
 		body = zbuf.Bytes()
 		h.Set("Content-Encoding", "gzip")
 	}
@@ -126,14 +126,30 @@ const (
 	minWriteRate = 64 << 10 // bytes per second
 )
 
+// SendCached answers with a cached page (rest/pollcache): body is its
+// envelope up to meta.position, tag the hash of body. 304 when
+// If-None-Match names it, else body with position and this request's id.
+func (e *Writer) SendCached(w http.ResponseWriter, r *http.Request, body, position []byte, tag string) {
+	n := len(body) + len(`,"position":`) + len(position) + len(`,"request_id":""}}`) + 32
+	zip := Headers(w, r, n, CacheKeyed, ContentTypeJSON)
+	if notModified(w, r, tag, zip) {
+		return
+	}
+	buf := e.bufs.get()
+	buf.Write(body)
+	writePosition(buf, position)
+	writeRequestID(buf, r.Context())
+	e.SendTyped(w, r, http.StatusOK, buf, len(body), tag, CacheKeyed, ContentTypeJSON)
+}
+
 // writeTime is how long a body of n bytes may take to send.
 func writeTime(n int) time.Duration {
 	return minWriteTime + time.Duration(n)*time.Second/minWriteRate
 }
 
-// headers sets the headers of a JSON answer of n bytes (before gzip) and
+// Headers sets the headers of a JSON answer of n bytes (before gzip) and
 // reports whether it is to be gzipped.
-func (s *server) headers(w http.ResponseWriter, r *http.Request, n int, cacheControl, contentType string) (zip bool) {
+func Headers(w http.ResponseWriter, r *http.Request, n int, cacheControl, contentType string) (zip bool) {
 	h := w.Header()
 	h["Content-Type"] = []string{contentType}
 	h["Cache-Control"] = []string{cacheControl}

@@ -1,107 +1,73 @@
-package rest
+// Package landing is the landing page of GET / and /v1 in its two forms:
+// HTML for a browser, rendered from index.html beside this file, and the
+// JSON value of the envelope's data for every other client; both say what
+// the service is and link to the health, the OpenAPI document, the API
+// reference and GraphiQL (contract.LandingLinks).
+package landing
 
 import (
 	"bytes"
 	"embed"
-	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/envelope"
+	"github.com/feedapi/feedapi/rest/static"
 )
 
-// landingDescription says what the service is, on the page and in its JSON.
-const landingDescription = "A read-only JSON API of a curated crypto news feed, weekly briefs in Markdown, the raw news firehose split into panes and, where the deployment offers them, daily US spot-ETF flows: polled on /v1, streamed (server-sent events) and subscribed (GraphQL)."
+// Description says what the service is, on the page and in its JSON.
+const Description = "A read-only JSON API of a curated crypto news feed, weekly briefs in Markdown, the raw news firehose split into panes and, where the deployment offers them, daily US spot-ETF flows: polled on /v1, streamed (server-sent events) and subscribed (GraphQL)."
 
-// cacheLanding is the Cache-Control of both forms of the landing page:
+// Cache is the Cache-Control of both forms of the landing page:
 // revalidated with their ETags, so that a new build's links show at once.
-const cacheLanding = "no-cache"
+const Cache = "no-cache"
 
-// landingFiles are the landing page's template, and referenceFiles the API
-// reference's page and assets (rest/reference/README.md says which package
-// and version, and how to upgrade it).
+// files is the landing page's template.
 //
-//go:embed landing/index.html
-var landingFiles embed.FS
+//go:embed index.html
+var files embed.FS
 
-//go:embed reference/index.html reference/*.js reference/*.css
-var referenceFiles embed.FS
-
-// landing is the landing page in its two forms.
-type landing struct {
-	page *staticPage
-	data []byte // the JSON value of the envelope's data
+// Landing is the landing page in its two forms.
+type Landing struct {
+	Page *static.Page
+	Data []byte // the JSON value of the envelope's data
 }
 
-func newLanding() (*landing, error) {
-	page, err := newStaticPage(landingFiles, "landing", "", map[string]any{
-		"Description": landingDescription, "Links": contract.LandingLinks})
+// New renders the landing page's two forms.
+func New() (*Landing, error) {
+	page, err := static.New(files, "landing", ".", "", map[string]any{
+		"Description": Description, "Links": contract.LandingLinks})
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"name":"feedapi","description":`)
-	appendJSONString(&b, landingDescription)
+	envelope.AppendJSONString(&b, Description)
 	b.WriteString(`,"links":{`)
 	for i, l := range contract.LandingLinks {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		appendJSONString(&b, l.Rel)
+		envelope.AppendJSONString(&b, l.Rel)
 		b.WriteString(`:{"href":`)
-		appendJSONString(&b, l.Href)
+		envelope.AppendJSONString(&b, l.Href)
 		b.WriteString(`,"title":`)
-		appendJSONString(&b, l.Title)
+		envelope.AppendJSONString(&b, l.Title)
 		b.WriteString(`,"description":`)
-		appendJSONString(&b, l.Description)
+		envelope.AppendJSONString(&b, l.Description)
 		b.WriteByte('}')
 	}
 	b.WriteString("}}")
-	return &landing{page: page, data: b.Bytes()}, nil
+	return &Landing{Page: page, Data: b.Bytes()}, nil
 }
 
-// newReference renders the API reference's page for the OpenAPI document.
-func newReference() (*staticPage, error) {
-	return newStaticPage(referenceFiles, "reference", contract.ReferenceAssetsPath, map[string]any{"Document": "/v1/openapi.json"})
-}
-
-// landingRoutes routes the landing page and the API reference with its
-// assets: no key (they hold no data), limited per client IP.
-func (s *server) landingRoutes(r chi.Router) {
-	for _, p := range contract.LandingPaths {
-		getHead(r, p, s.ipLimited(http.HandlerFunc(s.serveLanding)))
-	}
-	getHead(r, contract.ReferencePath, s.ipLimited(http.HandlerFunc(s.reference.servePage)))
-	getHead(r, contract.ReferenceAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.reference.serveAsset(w, r, s.notFound)
-	})))
-}
-
-// serveLanding answers the landing page: HTML to a client that prefers it
-// to JSON (a browser), else the envelope, as everywhere else in the API.
-// It takes no query parameters, like every other endpoint.
-func (s *server) serveLanding(w http.ResponseWriter, r *http.Request) {
-	if _, err := contract.Parse(r.URL.RawQuery, nil); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	h := w.Header()
-	h["Vary"] = append(h["Vary"][:len(h["Vary"]):len(h["Vary"])], "Accept")
-	if prefersHTML(r.Header.Values("Accept")) {
-		s.landing.page.servePage(w, r)
-		return
-	}
-	s.writeSuccess(w, r, success{data: s.landing.data, cache: cacheLanding})
-}
-
-// prefersHTML reports whether an Accept header ranks HTML (text/html or
+// PrefersHTML reports whether an Accept header ranks HTML (text/html or
 // application/xhtml+xml) above JSON. Each type takes the quality of the
 // most specific range that matches it (RFC 9110 §12.5.1); a tie, no Accept
 // at all (curl, most HTTP libraries) and */* give JSON, the API's own type;
 // a browser's navigation, which lists text/html before */*;q=0.8, gets HTML.
-func prefersHTML(accept []string) bool {
+func PrefersHTML(accept []string) bool {
 	html := max(acceptQuality(accept, "text", "html"), acceptQuality(accept, "application", "xhtml+xml"))
 	return html > acceptQuality(accept, "application", "json")
 }
