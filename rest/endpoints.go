@@ -13,8 +13,10 @@ import (
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/rest/envelope"
+	"github.com/feedapi/feedapi/rest/pollcache"
 )
 
 // endpoint is one keyed GET endpoint of /v1 as the router serves it: its
@@ -156,6 +158,34 @@ func (s *server) serve(ep endpoint) http.HandlerFunc {
 		}
 		s.env.Success(w, r, res)
 	}
+}
+
+// servePoll answers the first page of a polled endpoint from the cache, or
+// runs the query and caches its answer. Parameters are checked first, so a
+// bad one gets its 400 whether or not a page is cached.
+func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) {
+	if _, err := contract.Parse(r.URL.RawQuery, ep.Params); err != nil {
+		s.writeError(w, r, ep.restParam(err))
+		return
+	}
+	p, _ := keys.FromContext(r.Context())
+	key := pollcache.Key(ep.Query, string(p.Tier), r.URL.RawQuery)
+	if e := s.polls.Get(key); e != nil {
+		s.env.SendCached(w, r, e.Body, e.Position, e.Tag)
+		return
+	}
+	gen, started := s.polls.Generation(ep.Poll), s.polls.Now()
+	data := s.env.Buffer()
+	defer s.env.Release(data)
+	res, err := s.execute(r, ep, data)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	buf, tagged := s.env.Envelope(r, res)
+	tag := envelope.ETagOf(buf.Bytes()[:tagged])
+	s.polls.Put(key, ep.Poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.Position), tag)
+	s.env.SendTyped(w, r, http.StatusOK, buf, tagged, tag, envelope.CacheKeyed, envelope.ContentTypeJSON)
 }
 
 // execute checks the request's path id and parameters (400), runs the

@@ -32,7 +32,7 @@ import (
 
 // startStreamServer is startReplica that also returns the server (its
 // streams' state) and logs to log.
-func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, streams live.Config, log *slog.Logger) (*server, *httptest.Server) {
+func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, streams live.Config, log *slog.Logger) (*apiHandler, *httptest.Server) {
 	t.Helper()
 	pool, err := db.Open(url, db.Options{MaxOpenConns: 8})
 	if err != nil {
@@ -55,7 +55,7 @@ func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, stre
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := h.(*handler).s
+	s := h.(*apiHandler)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done })
 	return s, srv

@@ -417,7 +417,7 @@ func atoi(t *testing.T, s string) int {
 // stream does not take, or that the document does not list, fails here.
 func TestStreamsTakeTheirListsParameters(t *testing.T) {
 	a := newAPI(t)
-	s := a.handler.(*handler).s
+	s := a.handler.(*apiHandler)
 	var doc struct {
 		Paths map[string]map[string]struct {
 			Parameters []struct {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/accesslog"
 	"github.com/feedapi/feedapi/rest/auth"
 	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/rest/dashboard"
@@ -28,7 +28,6 @@ import (
 	"github.com/feedapi/feedapi/rest/ratelimit"
 	"github.com/feedapi/feedapi/rest/reference"
 	"github.com/feedapi/feedapi/rest/sse"
-	"github.com/feedapi/feedapi/rest/static"
 )
 
 // Config holds what the REST layer needs. Zero fields take the defaults
@@ -98,31 +97,6 @@ type Config struct {
 	now func() time.Time
 }
 
-// server is the REST layer built by New.
-type server struct {
-	guard     *auth.Guard
-	env       *envelope.Writer
-	queries   *runner
-	graphql   http.Handler
-	graphiql  *static.Page
-	dashboard *static.Page
-	landing   *landing.Landing
-	reference *static.Page
-	openapi   []byte
-	endpoints []endpoint
-	streamEps []streamEndpoint
-	live      *live.Live
-	// drains counts the stream writes the kernel did not take at once
-	// (package rest/sse).
-	drains         atomic.Int64
-	log            *slog.Logger
-	metrics        *Metrics
-	requestTimeout time.Duration
-	cors           func(http.Handler) http.Handler
-	polls          *PollCache
-	pollHint       []string // X-Poll-Interval
-}
-
 // New returns the HTTP handler of the whole API. It refuses to start (an
 // error) when the configuration is incomplete or an embedded query does not
 // validate against the executable schema.
@@ -178,6 +152,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
+	s.observe = accesslog.Middleware(accesslog.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, ClientIP: s.guard.ClientIP})
 	if s.polls == nil && !cfg.DisablePollCache {
 		s.polls = NewPollCache(DefaultPollCacheTTL)
 	}
@@ -187,18 +162,19 @@ func New(cfg Config) (http.Handler, error) {
 	s.pollHint = pollInterval(s.polls.TTL())
 
 	schema := graph.NewSchema(cfg.Graph)
-	s.endpoints, err = endpoints(schema.Schema(), cfg.ETFEnabled)
+	eps, err := endpoints(schema.Schema(), cfg.ETFEnabled)
 	if err != nil {
 		return nil, err
 	}
-	if s.streamEps, err = streamEndpoints(s.endpoints, s.live); err != nil {
+	streamEps, err := streamEndpoints(eps, s.live)
+	if err != nil {
 		return nil, err
 	}
 	names := []string{"health"}
-	for _, ep := range s.endpoints {
+	for _, ep := range eps {
 		names = append(names, ep.Query)
 	}
-	for _, ep := range s.streamEps {
+	for _, ep := range streamEps {
 		names = append(names, ep.Query)
 	}
 	sources, err := readQueries()
@@ -209,8 +185,8 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
-	for i := range s.endpoints {
-		s.endpoints[i].toggles = fieldToggles(docs[sources[s.endpoints[i].Query]], s.endpoints[i].Params)
+	for i := range eps {
+		eps[i].toggles = fieldToggles(docs[sources[eps[i].Query]], eps[i].Params)
 	}
 	exec := executor.New(schema)
 	graph.ConfigureExecutor(exec, cfg.Graph)
@@ -243,7 +219,7 @@ func New(cfg Config) (http.Handler, error) {
 	if s.reference, err = reference.New(); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
-	return s.routes(), nil
+	return s.routes(eps, streamEps), nil
 }
 
 // openAPIOptions are the facts of the deployment the OpenAPI document states.
@@ -293,10 +269,6 @@ func NewServer(addr string, h http.Handler, deadPeer time.Duration) *http.Server
 		DisableGeneralOptionsHandler: true,
 	}
 }
-
-// MaxHeaderBytes is the largest request line and header fields a request
-// may have; a larger one is refused with 431 in the error envelope.
-const MaxHeaderBytes = 16 << 10
 
 // serverHeaderBytes is where net/http itself stops reading a header (431 in
 // text/plain): larger than MaxHeaderBytes, so that the handler answers the

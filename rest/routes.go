@@ -12,7 +12,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/feedapi/feedapi/graph/apperr"
-	"github.com/feedapi/feedapi/rest/accesslog"
 	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/rest/envelope"
 	"github.com/feedapi/feedapi/rest/landing"
@@ -23,10 +22,10 @@ import (
 // its result (404 or 200). CORS preflights are answered before all of them.
 // A client IP whose failed authentications are spent gets its 429 before
 // any of this (auth.Guard.Refusals).
-func (s *server) routes() http.Handler {
+func (s *server) routes(eps []endpoint, streamEps []streamEndpoint) http.Handler {
 	r := chi.NewRouter()
 	g := s.guard
-	r.Use(s.deadline, accesslog.Middleware(accesslog.Options{Logger: s.log, Metrics: s.metrics, ClientIP: g.ClientIP}), s.begin, s.cors)
+	r.Use(s.deadline, s.observe, s.begin, s.cors)
 	r.NotFound(g.IPLimited(g.OptionalKey(http.HandlerFunc(s.notFound))).ServeHTTP)
 	r.MethodNotAllowed(g.IPLimited(g.OptionalKey(http.HandlerFunc(s.methodNotAllowed))).ServeHTTP)
 
@@ -39,18 +38,18 @@ func (s *server) routes() http.Handler {
 	// A stream has no HEAD: 405 as for any other method it does not take,
 	// answered as the router's own 405s are (without a key's charge),
 	// rather than matching /v1/posts/{id}.
-	for _, ep := range s.streamEps {
+	for _, ep := range streamEps {
 		r.Method(http.MethodHead, ep.Path, g.IPLimited(g.OptionalKey(http.HandlerFunc(s.methodNotAllowed))))
 	}
 	// Keyed /v1 endpoints: open to every tier.
 	keyed := map[string]bool{} // patterns behind Authenticate, for the early refusals
 	r.Group(func(r chi.Router) {
 		r.Use(g.Authenticate, g.Keyed("free", "pro", "internal"))
-		for _, ep := range s.endpoints {
+		for _, ep := range eps {
 			getHead(r, ep.Path, s.serve(ep))
 			keyed[ep.Path] = true
 		}
-		for _, ep := range s.streamEps {
+		for _, ep := range streamEps {
 			r.Method(http.MethodGet, ep.Path, s.serveStream(ep))
 			keyed[ep.Path] = true
 		}
@@ -72,15 +71,17 @@ func (s *server) routes() http.Handler {
 		r.Method(http.MethodGet, "/graphql", http.HandlerFunc(s.serveGraphQL))
 		r.Method(http.MethodPost, "/graphql", http.HandlerFunc(s.serveGraphQL))
 	})
-	return &handler{Handler: g.Refusals(r, keyed), s: s, mux: r}
+	return &apiHandler{Handler: g.Refusals(r, keyed), server: s, mux: r, endpoints: eps, streamEps: streamEps}
 }
 
-// handler is the whole API's handler: the router behind the early
-// refusals of rest/auth.
-type handler struct {
+// apiHandler is the whole API's handler: the router behind the early
+// refusals of rest/auth, with what it routes.
+type apiHandler struct {
 	http.Handler
-	s   *server
-	mux *chi.Mux
+	*server
+	mux       *chi.Mux
+	endpoints []endpoint
+	streamEps []streamEndpoint
 }
 
 // playgroundWithoutKey serves the GraphiQL page of GET /graphql (a browser
@@ -143,6 +144,10 @@ func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, apperr.New(apperr.MethodNotAllowed,
 		"method "+envelope.Truncate(r.Method, 20)+" is not allowed on "+envelope.Truncate(r.URL.Path, 100)+"; allowed: "+allow))
 }
+
+// MaxHeaderBytes is the largest request line and header fields a request
+// may have; a larger one is refused with 431 in the error envelope.
+const MaxHeaderBytes = 16 << 10
 
 // headerBytes is the size of r's request line and header fields as sent
 // (give or take the spelling of line ends and spaces).
@@ -223,11 +228,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// writeError writes the error envelope of err (envelope.Writer.Error).
-func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	s.env.Error(w, r, err)
-}
 
 // landingRoutes routes the landing page and the API reference with its
 // assets: no key (they hold no data), limited per client IP.

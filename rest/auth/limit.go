@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/rest/envelope"
@@ -37,4 +38,17 @@ func (g *Guard) IPLimited(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// keyLimit is the rate limit of a key of tier, per minute.
+func (g *Guard) keyLimit(tier string) int {
+	if n, ok := g.tierRateLimits[tier]; ok {
+		return n
+	}
+	return g.rateLimit
+}
+
+// rateLimitedMessage is the message of a key's 429.
+func rateLimitedMessage(limit int) string {
+	return "rate limit of " + strconv.Itoa(limit) + " requests per minute exceeded; retry after " + envelope.RetryAfter + " seconds"
 }

@@ -118,54 +118,6 @@ func authBudgetMessage(limit int) string {
 		" per minute; retry after " + envelope.RetryAfter + " seconds"
 }
 
-// Refusals returns the whole API's handler: mux, its router, behind the
-// early refusal. keyed holds the patterns Authenticate guards.
-func (g *Guard) Refusals(mux *chi.Mux, keyed map[string]bool) http.Handler {
-	return &earlyRefusal{g: g, mux: mux, keyed: keyed}
-}
-
-// earlyRefusal is the handler of Refusals.
-type earlyRefusal struct {
-	g     *Guard
-	mux   *chi.Mux
-	keyed map[string]bool
-}
-
-func (e *earlyRefusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g, f := e.g, e.g.refuser
-	if f.blocked.empty() {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	start := time.Now()
-	ip := g.clientIP(r)
-	reset, spent := f.blocked.remaining(ip, f.clock())
-	if !spent {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	// What the full path would answer differently: CORS headers for a
-	// browser, 431 for a header too large, the GraphQL routes' own pages
-	// and transports, a key that works.
-	route := ""
-	if r.URL.Path != "/graphql" && len(r.Header["Origin"]) == 0 && !f.tooLarge(r) {
-		route = f.match(e.mux, r)
-	}
-	if !e.keyed[route] {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	if secret, ok := bearer(r.Header.Values("Authorization")); ok && g.verified.has(secret) {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	id := envelope.NewRequestID(start)
-	f.hold(r.Context())
-	f.write(w, r, id, reset)
-	f.log.add(ip, id)
-	f.metrics.ObserveRequest(r.Method, route, http.StatusTooManyRequests, time.Since(start), metrics.ScopeAuth)
-}
-
 // match returns the pattern of the route r takes, or "".
 func (f *refuser) match(mux *chi.Mux, r *http.Request) string {
 	rctx := f.ctxs.Get().(*chi.Context)

@@ -30,35 +30,6 @@ import (
 // APIVersion is the version of the REST API, reported in meta.api_version.
 const APIVersion = contract.APIVersion
 
-// ContentTypeJSON is the Content-Type of every response.
-const ContentTypeJSON = "application/json; charset=utf-8"
-
-// Cache-Control values.
-const (
-	CacheKeyed   = "private, no-cache" // per-key data: revalidate with the ETag
-	CacheNone    = "no-store"          // errors and health
-	CachePublic  = "public, max-age=300"
-	RetryAfter   = "60" // Retry-After of a 429, in seconds
-	authenticate = `Bearer realm="feedapi"`
-)
-
-// Writer writes envelopes into pooled buffers and sends them; errors that
-// are not shown to clients are logged to its logger with the request id.
-type Writer struct {
-	log   *slog.Logger
-	bufs  bufferPool
-	gzips gzipPool
-}
-
-// New returns a Writer logging to log.
-func New(log *slog.Logger) *Writer { return &Writer{log: log} }
-
-// Buffer returns a pooled buffer; Send takes it back, or Release.
-func (e *Writer) Buffer() *bytes.Buffer { return e.bufs.get() }
-
-// Release gives buf back to the pool.
-func (e *Writer) Release(buf *bytes.Buffer) { e.bufs.put(buf) }
-
 // internalMessage is the whole client-facing text of every 500.
 const internalMessage = "internal error; retry, then contact support with meta.request_id"
 
@@ -318,4 +289,20 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// SendCached answers with a cached page (rest/pollcache): body is its
+// envelope up to meta.position, tag the hash of body. 304 when
+// If-None-Match names it, else body with position and this request's id.
+func (e *Writer) SendCached(w http.ResponseWriter, r *http.Request, body, position []byte, tag string) {
+	n := len(body) + len(`,"position":`) + len(position) + len(`,"request_id":""}}`) + 32
+	zip := Headers(w, r, n, CacheKeyed, ContentTypeJSON)
+	if notModified(w, r, tag, zip) {
+		return
+	}
+	buf := e.bufs.get()
+	buf.Write(body)
+	writePosition(buf, position)
+	writeRequestID(buf, r.Context())
+	e.SendTyped(w, r, http.StatusOK, buf, len(body), tag, CacheKeyed, ContentTypeJSON)
 }
