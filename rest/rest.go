@@ -136,7 +136,6 @@ func New(cfg Config) (http.Handler, error) {
 	s := &server{
 		env:            envelope.New(cfg.Logger),
 		log:            cfg.Logger,
-		metrics:        cfg.Metrics,
 		requestTimeout: cfg.RequestTimeout,
 		cors:           corsHandler(cfg.CORSOrigins),
 		polls:          cfg.PollCache,

@@ -10,7 +10,6 @@ import (
 	"github.com/feedapi/feedapi/rest/auth"
 	"github.com/feedapi/feedapi/rest/envelope"
 	"github.com/feedapi/feedapi/rest/landing"
-	"github.com/feedapi/feedapi/rest/metrics"
 	"github.com/feedapi/feedapi/rest/pollcache"
 	"github.com/feedapi/feedapi/rest/static"
 )
@@ -31,7 +30,6 @@ type server struct {
 	// (package rest/sse).
 	drains         atomic.Int64
 	log            *slog.Logger
-	metrics        *metrics.Metrics
 	requestTimeout time.Duration
 	observe        func(http.Handler) http.Handler // the access log (rest/accesslog)
 	cors           func(http.Handler) http.Handler

@@ -39,7 +39,7 @@ type Record struct {
 	// authentications are spent.
 	authBudget bool
 	// snapshot takes what the access log line and the metrics need of the
-	// request (set by observe); takenOver: takeOver was called.
+	// request (set by observe); takenOver: TakeOver was called.
 	snapshot  func() func(extraBytes int64)
 	takenOver bool
 }
@@ -65,7 +65,7 @@ func (a *Record) NoteAuthBudget() {
 // is called (once; later calls do nothing), with the body bytes written
 // since the hand-over, so that the request's duration is the stream's. It
 // must be called from the handler, after the status is written. Without
-// observe (no log, no metrics) the returned function does nothing.
+// Middleware (no log, no metrics) the returned function does nothing.
 func (a *Record) TakeOver() func(extraBytes int64) {
 	if a == nil || a.snapshot == nil {
 		return func(int64) {}
@@ -128,7 +128,7 @@ func (o Options) observe(next http.Handler) http.Handler {
 		// snapshot takes, in the handler's goroutine, what the line needs
 		// of the request, its route (chi's context is reused once the
 		// handler returns) and its ResponseWriter; the function it returns
-		// reports, possibly later (takeOver).
+		// reports, possibly later (TakeOver).
 		a.snapshot = func() func(int64) {
 			status := cw.status
 			if status == 0 {
@@ -168,7 +168,7 @@ func (o Options) observe(next http.Handler) http.Handler {
 			}
 		}
 		// Deferred, so that a request whose handler aborts (a panic of
-		// http.ErrAbortHandler, passed on by begin) is still reported.
+		// http.ErrAbortHandler, passed on by rest's begin) is still reported.
 		defer func() {
 			if !a.takenOver {
 				a.snapshot()(0)
