@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -19,14 +17,10 @@ import (
 	"github.com/feedapi/feedapi/rest/accesslog"
 	"github.com/feedapi/feedapi/rest/auth"
 	"github.com/feedapi/feedapi/rest/contract"
-	"github.com/feedapi/feedapi/rest/dashboard"
 	"github.com/feedapi/feedapi/rest/envelope"
-	"github.com/feedapi/feedapi/rest/graphiql"
-	"github.com/feedapi/feedapi/rest/landing"
 	"github.com/feedapi/feedapi/rest/metrics"
 	"github.com/feedapi/feedapi/rest/pollcache"
 	"github.com/feedapi/feedapi/rest/ratelimit"
-	"github.com/feedapi/feedapi/rest/reference"
 	"github.com/feedapi/feedapi/rest/sse"
 )
 
@@ -123,13 +117,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	// One set of live feeds for the SSE streams and the subscriptions.
 	if cfg.Live == nil {
-		lc := live.Config{Logger: cfg.Logger}
-		if r, ok := cfg.Auth.Keys.(interface {
-			Revoked(ctx context.Context, ids []int64) ([]int64, error)
-		}); ok {
-			lc.Revoked = r.Revoked
-		}
-		cfg.Live = live.New(lc)
+		cfg.Live = ownLive(cfg.Auth.Keys, cfg.Logger)
 	}
 	cfg.Graph.Live = cfg.Live
 
@@ -176,27 +164,14 @@ func New(cfg Config) (http.Handler, error) {
 	for _, ep := range streamEps {
 		names = append(names, ep.Query)
 	}
-	sources, err := readQueries()
-	if err != nil {
-		return nil, err
-	}
-	docs, err := prepare(schema.Schema(), sources, names)
+	queries, doc, err := newRunner(schema, cfg.Graph, names, s.recoverResolver)
 	if err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
+	s.queries = queries
 	for i := range eps {
-		eps[i].toggles = fieldToggles(docs[sources[eps[i].Query]], eps[i].Params)
+		eps[i].toggles = fieldToggles(doc(eps[i].Query), eps[i].Params)
 	}
-	exec := executor.New(schema)
-	graph.ConfigureExecutor(exec, cfg.Graph)
-	// Overrides of graph's choices for the fixed queries: only the prepared
-	// documents; errors keep their cause, so that a domain error reaches
-	// the envelope as it is and anything else is logged once, by
-	// writeError, with the request id.
-	exec.SetQueryCache(docs)
-	exec.SetErrorPresenter(graphql.DefaultErrorPresenter)
-	exec.SetRecoverFunc(s.recoverResolver)
-	s.queries = &runner{exec: exec, sources: sources}
 
 	s.openapi, err = BuildOpenAPI(openAPIOptions(cfg))
 	if err != nil {
@@ -206,19 +181,22 @@ func New(cfg Config) (http.Handler, error) {
 	cfg.Graph.WebsocketInit = s.websocketInit
 	cfg.Graph.ChargeOperation = s.guard.Charge
 	s.graphql = graph.NewHandler(cfg.Metrics.WithGraph(cfg.Graph))
-	if s.graphiql, err = graphiql.New(); err != nil {
-		return nil, fmt.Errorf("rest: %w", err)
-	}
-	if s.dashboard, err = dashboard.New(cfg.ETFEnabled); err != nil {
-		return nil, fmt.Errorf("rest: %w", err)
-	}
-	if s.landing, err = landing.New(); err != nil {
-		return nil, fmt.Errorf("rest: %w", err)
-	}
-	if s.reference, err = reference.New(); err != nil {
+	if s.pages, err = newPages(cfg.ETFEnabled); err != nil {
 		return nil, fmt.Errorf("rest: %w", err)
 	}
 	return s.routes(eps, streamEps), nil
+}
+
+// ownLive returns live feeds with the defaults, whose keys are checked for
+// revocation when keys can tell (a Revoked method, as keys.Service has).
+func ownLive(keys auth.Authenticator, log *slog.Logger) *live.Live {
+	lc := live.Config{Logger: log}
+	if r, ok := keys.(interface {
+		Revoked(ctx context.Context, ids []int64) ([]int64, error)
+	}); ok {
+		lc.Revoked = r.Revoked
+	}
+	return live.New(lc)
 }
 
 // openAPIOptions are the facts of the deployment the OpenAPI document states.
