@@ -96,7 +96,7 @@ type Deps struct {
 	// CORS: browser origins are allowed, so every answer varies by Origin.
 	CORS bool
 	// HeaderTooLarge reports a request the full path refuses 431, which
-	// the early refusal leaves to it.
+	// the early refusal leaves to it (nil: none).
 	HeaderTooLarge func(*http.Request) bool
 }
 
@@ -120,6 +120,9 @@ func New(cfg Config, d Deps) (*Guard, error) {
 	if cfg.Keys == nil {
 		return nil, errors.New("Config.Keys is required")
 	}
+	if d.Rates == nil || d.Envelope == nil {
+		return nil, errors.New("Deps.Rates and Deps.Envelope are required")
+	}
 	for tier, n := range cfg.TierRateLimits {
 		if n <= 0 {
 			return nil, fmt.Errorf("rate limit of tier %q must be positive, is %d", tier, n)
@@ -131,6 +134,9 @@ func New(cfg Config, d Deps) (*Guard, error) {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.HeaderTooLarge == nil {
+		d.HeaderTooLarge = func(*http.Request) bool { return false }
 	}
 	cfg = cfg.WithDefaults()
 	g := &Guard{
