@@ -5,8 +5,8 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/generated"
+	"github.com/feedapi/feedapi/graph/limits"
 	"github.com/feedapi/feedapi/graph/model"
-	"github.com/feedapi/feedapi/limits"
 )
 
 // The cost model. An operation's cost estimates the size of its response

@@ -14,8 +14,8 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/cursor"
+	"github.com/feedapi/feedapi/graph/limits"
 	"github.com/feedapi/feedapi/graph/model"
-	"github.com/feedapi/feedapi/limits"
 )
 
 // The names that bind the ETF lists' cursors to them.

@@ -14,10 +14,10 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
-	"github.com/feedapi/feedapi/limits"
+	"github.com/feedapi/feedapi/graph/limits"
 )
 
-// Page sizes of the connections and of the ETF lists (package limits
+// Page sizes of the connections and of the ETF lists (graph/limits
 // declares them for REST and GraphQL alike).
 const (
 	defaultPageSize = limits.PageDefault

@@ -7,10 +7,10 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/db/coins"
 	"github.com/feedapi/feedapi/graph/apperr"
-	"github.com/feedapi/feedapi/limits"
+	"github.com/feedapi/feedapi/graph/limits"
 )
 
-// The bounds of the search arguments, declared in package limits for REST
+// The bounds of the search arguments, declared in graph/limits for REST
 // and GraphQL alike.
 const (
 	MaxCoins      = limits.MaxCoins
@@ -29,9 +29,9 @@ func searchArgs(coinArgs []string, q *string, sinceID *int64) (db.SearchFilter, 
 			return f, apperr.Invalid("coins", "coins must hold 1 to %d tickers", MaxCoins)
 		}
 		for _, c := range coinArgs {
-			t, ok := coins.Normalize(strings.TrimSpace(c))
+			t, ok := coins.Normalize(strings.TrimSpace(c), limits.TickerMaxLen)
 			if !ok {
-				return f, apperr.Invalid("coins", "coins must be tickers of 1 to %d letters or digits, such as BTC or eth; got %q", coins.MaxTickerLen, c)
+				return f, apperr.Invalid("coins", "coins must be tickers of 1 to %d letters or digits, such as BTC or eth; got %q", limits.TickerMaxLen, c)
 			}
 			f.Coins = append(f.Coins, t)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/cursor"
+	"github.com/feedapi/feedapi/graph/limits"
 	"github.com/feedapi/feedapi/graph/model"
-	"github.com/feedapi/feedapi/limits"
 )
 
 // storiesConn is the connection name stories' cursors are bound to.

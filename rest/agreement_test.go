@@ -110,7 +110,7 @@ func TestDocumentRouterAndParserAgree(t *testing.T) {
 	}
 
 	// Router → document: every route the router serves is documented.
-	mux := a.handler.(*earlyRefusal).mux
+	mux := a.handler.(*apiHandler).mux
 	err := chi.Walk(mux, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		path := strings.TrimSuffix(route, "/*")
 		if path != route {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -139,8 +140,8 @@ func TestTiers(t *testing.T) {
 			if err := json.Unmarshal(r.plain, &body); err != nil || body.Data.Health.Status != "ok" {
 				t.Errorf("graphql response %s (%v)", r.plain, err)
 			}
-			if got := r.Header.Get("Content-Type"); got != contentTypeJSON {
-				t.Errorf("Content-Type = %q, want %q", got, contentTypeJSON)
+			if got := r.Header.Get("Content-Type"); got != envelope.ContentTypeJSON {
+				t.Errorf("Content-Type = %q, want %q", got, envelope.ContentTypeJSON)
 			}
 		}
 	})

@@ -61,10 +61,10 @@ func TestFailedAuthBudget(t *testing.T) {
 			counted := bun.NewDB(base.bdb.DB, pgdialect.New()).WithQueryHook(queries)
 			svc := keys.NewService(counted, keys.Options{})
 			reg := prometheus.NewRegistry()
-			opts := func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0 }
+			opts := func(c *Config) { c.Auth.Keys = svc; c.Auth.AuthFailureLimit = 0 }
 			if tc.redis {
 				rc, prefix := redisClient(t), randomPrefix(t)
-				opts = func(c *Config) { c.Keys = svc; c.AuthFailureLimit = 0; c.Redis = rc; c.RedisPrefix = prefix }
+				opts = func(c *Config) { c.Auth.Keys = svc; c.Auth.AuthFailureLimit = 0; c.Redis = rc; c.RedisPrefix = prefix }
 			}
 			replicas := []*api{base.variant(t, withMetrics(t, reg), opts)}
 			if tc.redis {
@@ -123,9 +123,13 @@ func TestRateLimitRedisReturnsNoFreshBudget(t *testing.T) {
 	proxy := newTCPProxy(t, rc.Options().Addr)
 	prefix := randomPrefix(t)
 	const limit = 4
-	a := base.variant(t, func(c *Config) { c.RateLimit = limit; c.Redis = fastRedis(t, proxy.addr()); c.RedisPrefix = prefix })
+	a := base.variant(t, func(c *Config) {
+		c.Auth.RateLimit = limit
+		c.Redis = fastRedis(t, proxy.addr())
+		c.RedisPrefix = prefix
+	})
 	b := base.variant(t, func(c *Config) {
-		c.RateLimit = limit
+		c.Auth.RateLimit = limit
 		c.Redis = fastRedis(t, rc.Options().Addr)
 		c.RedisPrefix = prefix
 	})
@@ -168,7 +172,7 @@ func TestRateLimitRedisOutageKeepsTheReplicasShare(t *testing.T) {
 	proxy := newTCPProxy(t, rc.Options().Addr)
 	const limit = 6
 	a := base.variant(t, func(c *Config) {
-		c.RateLimit = limit
+		c.Auth.RateLimit = limit
 		c.Redis = fastRedis(t, proxy.addr())
 		c.RedisPrefix = randomPrefix(t)
 	})

@@ -15,12 +15,14 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/cursor"
+	"github.com/feedapi/feedapi/rest/auth"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // BenchmarkEndpoints measures the REST layer with the database, in-process
 // (no network): go test ./rest -run '^$' -bench Endpoints -benchmem
 func BenchmarkEndpoints(b *testing.B) {
-	a := newAPI(b, func(c *Config) { c.RateLimit, c.IPRateLimit = 1<<30, 1<<30 })
+	a := newAPI(b, func(c *Config) { c.Auth.RateLimit, c.Auth.IPRateLimit = 1<<30, 1<<30 })
 	for _, bc := range []struct{ name, path, enc string }{
 		{"posts 50", "/v1/posts", ""},
 		{"posts 100 raw gzip", "/v1/posts?limit=100&include_raw=true", "gzip"},
@@ -85,7 +87,7 @@ func BenchmarkDirectFirehose(b *testing.B) {
 // benchNewAPI gives a benchmark its own clone of the seeded template (the
 // same data on both sides) and a handler with rate limits out of the way.
 func benchNewAPI(b *testing.B) *api {
-	return newAPI(b, func(c *Config) { c.RateLimit, c.IPRateLimit = 1<<30, 1<<30 })
+	return newAPI(b, func(c *Config) { c.Auth.RateLimit, c.Auth.IPRateLimit = 1<<30, 1<<30 })
 }
 
 func benchREST(b *testing.B, path string) {
@@ -95,7 +97,7 @@ func benchREST(b *testing.B, path string) {
 
 func benchDirect(b *testing.B, path string) {
 	a := benchNewAPI(b)
-	h := &directHandler{keys: a.keys, store: db.NewStore(a.bdb)}
+	h := &directHandler{keys: a.keys, store: db.NewStore(a.bdb), env: envelope.New(discardLogger())}
 	checkSameBody(b, a, h, path)
 	runBench(b, h, a.free, path)
 }
@@ -146,9 +148,9 @@ func checkSameBody(b *testing.B, a *api, direct http.Handler, path string) {
 // request-logging and panic-recovery middleware, and the GraphQL executor.
 // Neither side gzips (the requests do not accept it).
 type directHandler struct {
-	keys  Authenticator
+	keys  auth.Authenticator
 	store *db.Store
-	bufs  bufferPool
+	env   *envelope.Writer
 }
 
 type directPost struct {
@@ -192,9 +194,9 @@ func directCoins(coins []string) []string {
 
 func (h *directHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rid := newRequestID(time.Now())
+	rid := envelope.NewRequestID(time.Now())
 	w.Header().Set("X-Request-Id", rid)
-	secret, ok := bearer(r.Header.Values("Authorization"))
+	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
@@ -269,8 +271,8 @@ func (h *directHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	buf := h.bufs.get()
-	defer h.bufs.put(buf)
+	buf := h.env.Buffer()
+	defer h.env.Release(buf)
 	buf.WriteString(`{"data":`)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -281,22 +283,22 @@ func (h *directHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 	buf.WriteString(`,"pagination":{"next_cursor":`)
 	if more {
-		appendJSONString(buf, cursor.Encode(conn, last))
+		envelope.AppendJSONString(buf, cursor.Encode(conn, last))
 		buf.WriteString(`,"has_more":true}`)
 	} else {
 		buf.WriteString(`null,"has_more":false}`)
 	}
 	buf.WriteString(`,"meta":{"api_version":"v1","tier":`)
-	appendJSONString(buf, string(principal.Tier))
+	envelope.AppendJSONString(buf, string(principal.Tier))
 	tagged := buf.Len()
 	buf.WriteString(`,"request_id":`)
-	appendJSONString(buf, rid)
+	envelope.AppendJSONString(buf, rid)
 	buf.WriteString("}}")
 
 	sum := xxh3.Hash128(buf.Bytes()[:tagged]).Bytes()
 	hd := w.Header()
-	hd.Set("Content-Type", contentTypeJSON)
-	hd.Set("Cache-Control", cacheKeyed)
+	hd.Set("Content-Type", envelope.ContentTypeJSON)
+	hd.Set("Cache-Control", envelope.CacheKeyed)
 	hd.Set("Vary", "Accept-Encoding")
 	hd.Set("Etag", `"`+hex.EncodeToString(sum[:])+`"`)
 	hd.Set("Content-Length", strconv.Itoa(buf.Len()))

@@ -427,7 +427,7 @@ func TestClientPoller(t *testing.T) {
 // A client over a rate-limited key decodes the 429 with its message.
 func TestClientRateLimited(t *testing.T) {
 	a := newAPI(t)
-	limited := a.variant(t, func(c *Config) { c.RateLimit = 1 })
+	limited := a.variant(t, func(c *Config) { c.Auth.RateLimit = 1 })
 	c, _ := limited.newClient(t, limited.pro)
 	ctx := context.Background()
 	if r, err := c.GetSourcesWithResponse(ctx, nil); err != nil || r.JSON200 == nil {

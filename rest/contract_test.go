@@ -23,6 +23,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/landing"
 )
 
 // validateAgainstOpenAPI fails t, listing every problem found, unless one
@@ -162,7 +163,7 @@ func (c *docContract) check(req *http.Request, resp *http.Response, body []byte)
 		strings.HasPrefix(header.Get("Content-Type"), "text/html")
 	// The pages and their assets are not JSON: their documented types. The
 	// landing page is HTML when the client prefers it.
-	landingHTML := slices.Contains(contract.LandingPaths, templ) && prefersHTML(req.Header.Values("Accept"))
+	landingHTML := slices.Contains(contract.LandingPaths, templ) && landing.PrefersHTML(req.Header.Values("Accept"))
 	if status == http.StatusOK && (templ == contract.DashboardPath || templ == contract.DashboardAssetsPath+"/{file}" || templ == contract.GraphiQLAssetsPath+"/{file}" ||
 		templ == contract.ReferencePath || templ == contract.ReferenceAssetsPath+"/{file}" || landingHTML) {
 		ct, _, _ := strings.Cut(header.Get("Content-Type"), ";")

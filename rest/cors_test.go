@@ -17,7 +17,7 @@ func TestCORS(t *testing.T) {
 	const app = "https://app.example.com"
 	base := newAPI(t)
 	// A budget of 3 per key and per IP: a preflight that counted would show.
-	a := base.variant(t, func(c *Config) { c.CORSOrigins = []string{app}; c.RateLimit = 3; c.IPRateLimit = 3 })
+	a := base.variant(t, func(c *Config) { c.CORSOrigins = []string{app}; c.Auth.RateLimit = 3; c.Auth.IPRateLimit = 3 })
 	key := a.newKey("free")
 
 	send := func(t *testing.T, srv string, method, path, origin string, header ...string) *http.Response {

@@ -27,6 +27,7 @@ import (
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/auth"
 )
 
 var dashboardShot = flag.String("dashboard-screenshot", "", "write a screenshot of the dashboard at a laptop's width to this PNG file")
@@ -110,8 +111,8 @@ func dashboardServer(t *testing.T) (srv *httptest.Server, store *db.Store, key, 
 		_ = db.Listen(ctx, url+"&application_name=feedapi_dashboard_test", db.ListenOptions{MinBackoff: 10 * time.Millisecond}, hub.Resync, hub.Notice)
 	}()
 	h, err := New(Config{
-		Graph: graph.Config{Store: db.NewStore(conn)}, Keys: ks, Version: "test", ETFEnabled: true,
-		RateLimit: 100000, AuthFailureLimit: 100000, Live: live.New(live.Config{Hub: hub}),
+		Graph: graph.Config{Store: db.NewStore(conn)}, Version: "test", ETFEnabled: true,
+		Auth: auth.Config{Keys: ks, RateLimit: 100000, AuthFailureLimit: 100000}, Live: live.New(live.Config{Hub: hub}),
 	})
 	if err != nil {
 		t.Fatal(err)

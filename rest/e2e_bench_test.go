@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/cursor"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // BenchmarkEndToEnd serves requests over loopback HTTP, through the same
@@ -39,7 +40,7 @@ import (
 func BenchmarkEndToEnd(b *testing.B) {
 	a := benchNewAPI(b)
 	full := everyMiddleware(b, a)
-	direct := &directHandler{keys: a.keys, store: db.NewStore(a.bdb)}
+	direct := &directHandler{keys: a.keys, store: db.NewStore(a.bdb), env: envelope.New(discardLogger())}
 	deep := benchDeepPath(b, a)
 	for _, bc := range []struct{ name, path string }{
 		{"posts first page", benchPostsPath},

@@ -13,7 +13,10 @@ import (
 
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/envelope"
+	"github.com/feedapi/feedapi/rest/pollcache"
 )
 
 // endpoint is one keyed GET endpoint of /v1 as the router serves it: its
@@ -144,41 +147,69 @@ func (s *server) serve(ep endpoint) http.HandlerFunc {
 				return
 			}
 		}
-		// The executor writes into data; res slices it until writeSuccess
+		// The executor writes into data; res slices it until Success
 		// has copied it into the envelope.
-		data := s.bufs.get()
-		defer s.bufs.put(data)
+		data := s.env.Buffer()
+		defer s.env.Release(data)
 		res, err := s.execute(r, ep, data)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.writeSuccess(w, r, res)
+		s.env.Success(w, r, res)
 	}
+}
+
+// servePoll answers the first page of a polled endpoint from the cache, or
+// runs the query and caches its answer. Parameters are checked first, so a
+// bad one gets its 400 whether or not a page is cached.
+func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) {
+	if _, err := contract.Parse(r.URL.RawQuery, ep.Params); err != nil {
+		s.writeError(w, r, ep.restParam(err))
+		return
+	}
+	p, _ := keys.FromContext(r.Context())
+	key := pollcache.Key(ep.Query, string(p.Tier), r.URL.RawQuery)
+	if e := s.polls.Get(key); e != nil {
+		s.env.SendCached(w, r, e.Body, e.Position, e.Tag)
+		return
+	}
+	gen, started := s.polls.Generation(ep.Poll), s.polls.Now()
+	data := s.env.Buffer()
+	defer s.env.Release(data)
+	res, err := s.execute(r, ep, data)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	buf, tagged := s.env.Envelope(r, res)
+	tag := envelope.ETagOf(buf.Bytes()[:tagged])
+	s.polls.Put(key, ep.Poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.Position), tag)
+	s.env.SendTyped(w, r, http.StatusOK, buf, tagged, tag, envelope.CacheKeyed, envelope.ContentTypeJSON)
 }
 
 // execute checks the request's path id and parameters (400), runs the
 // endpoint's query with its response written into buf, and shapes the
 // result, which refers to buf.
-func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (success, error) {
+func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (envelope.Success, error) {
 	var id int64
 	if ep.Shape == contract.Item {
 		raw := chi.URLParam(r, "id")
 		if raw == "" {
-			return success{}, apperr.New(apperr.NotFound, "no "+ep.Kind+" id in the path")
+			return envelope.Success{}, apperr.New(apperr.NotFound, "no "+ep.Kind+" id in the path")
 		}
 		var err error
 		if id, err = contract.ParseID(raw); err != nil {
-			return success{}, err
+			return envelope.Success{}, err
 		}
 	}
 	vars, err := contract.Parse(r.URL.RawQuery, ep.Params)
 	if err != nil {
-		return success{}, err
+		return envelope.Success{}, err
 	}
 	if ep.Check != nil {
 		if err := ep.Check(vars); err != nil {
-			return success{}, err
+			return envelope.Success{}, err
 		}
 	}
 	if ep.Shape == contract.Item {
@@ -190,31 +221,31 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (succe
 	delete(vars, contract.PagingParam)
 	data, err := s.queries.run(graph.WithResponseBuffer(r.Context(), buf), ep.Query, vars)
 	if err != nil {
-		return success{}, ep.restParam(err)
+		return envelope.Success{}, ep.restParam(err)
 	}
-	res := success{units: ep.Units}
+	res := envelope.Success{Units: ep.Units}
 	switch ep.Shape {
 	case contract.Page, contract.OptionalPage:
 		var pi pageInfo
-		res.data, pi, err = splitPage(data)
-		res.paged, res.hasMore = ep.Shape == contract.Page || paging, pi.HasNextPage
+		res.Data, pi, err = splitPage(data)
+		res.Paged, res.HasMore = ep.Shape == contract.Page || paging, pi.HasNextPage
 		if string(pi.position) != "null" {
-			res.position = pi.position // first pages only
+			res.Position = pi.position // first pages only
 		}
-		if res.paged && pi.HasNextPage && string(pi.EndCursor) != "null" {
-			res.nextCursor = pi.EndCursor
+		if res.Paged && pi.HasNextPage && string(pi.EndCursor) != "null" {
+			res.NextCursor = pi.EndCursor
 		}
 	default:
-		res.data, err = member(data, "data")
-		if err == nil && ep.Shape == contract.Item && string(res.data) == "null" {
+		res.Data, err = member(data, "data")
+		if err == nil && ep.Shape == contract.Item && string(res.Data) == "null" {
 			err = apperr.Missing(ep.Kind, id)
 		}
 	}
 	if err != nil {
-		return success{}, fmt.Errorf("%s: %w", ep.Query, err)
+		return envelope.Success{}, fmt.Errorf("%s: %w", ep.Query, err)
 	}
 	if rewrite := resultRewrites[ep.Path]; rewrite != nil {
-		res.data = rewrite(res.data)
+		res.Data = rewrite(res.Data)
 	}
 	return res, nil
 }
@@ -248,7 +279,7 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 	if h.Database != "ok" {
 		status = http.StatusServiceUnavailable
 	}
-	s.writeSuccess(w, r, success{status: status, data: s.withRateLimits(data), cache: cacheNone})
+	s.env.Success(w, r, envelope.Success{Status: status, Data: withRateLimits(data, s.guard.RateState()), Cache: envelope.CacheNone})
 }
 
 // openAPI serves the OpenAPI document itself, not wrapped in the envelope.
@@ -257,7 +288,7 @@ func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	buf := s.bufs.get()
+	buf := s.env.Buffer()
 	buf.Write(s.openapi)
-	s.send(w, r, http.StatusOK, buf, buf.Len(), cachePublic)
+	s.env.Send(w, r, http.StatusOK, buf, buf.Len(), envelope.CachePublic)
 }

@@ -27,11 +27,12 @@ import (
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/auth"
 )
 
 // startStreamServer is startReplica that also returns the server (its
 // streams' state) and logs to log.
-func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, streams live.Config, log *slog.Logger) (*server, *httptest.Server) {
+func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, streams live.Config, log *slog.Logger) (*apiHandler, *httptest.Server) {
 	t.Helper()
 	pool, err := db.Open(url, db.Options{MaxOpenConns: 8})
 	if err != nil {
@@ -48,13 +49,13 @@ func startStreamServer(t *testing.T, url, appName string, ks *keys.Service, stre
 	streams.Hub = hub
 	lv := live.New(streams)
 	h, err := New(Config{
-		Graph: graph.Config{Store: db.NewStore(pool)}, Keys: ks, Version: "test", Logger: log,
-		RateLimit: 100000, AuthFailureLimit: 100000, Live: lv,
+		Graph: graph.Config{Store: db.NewStore(pool)}, Version: "test", Logger: log,
+		Auth: auth.Config{Keys: ks, RateLimit: 100000, AuthFailureLimit: 100000}, Live: lv,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := h.(*earlyRefusal).s
+	s := h.(*apiHandler)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done })
 	return s, srv

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/feedapi/feedapi/graph/cursor"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // fuzzPaths are the paths FuzzQueryString sends query strings to: every
@@ -110,7 +111,7 @@ func FuzzQueryString(f *testing.F) {
 		f.Add(uint8(3), id, "")
 		f.Add(uint8(5), id, "")
 	}
-	a := newAPI(f, func(c *Config) { c.RateLimit, c.IPRateLimit = 1<<30, 1<<30 })
+	a := newAPI(f, func(c *Config) { c.Auth.RateLimit, c.Auth.IPRateLimit = 1<<30, 1<<30 })
 	f.Fuzz(func(t *testing.T, route uint8, id, rawQuery string) {
 		path := strings.ReplaceAll(fuzzPaths[int(route)%len(fuzzPaths)], "{id}", id)
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -125,7 +126,7 @@ func FuzzQueryString(f *testing.F) {
 		if w.Code >= 500 {
 			t.Fatalf("%s: status %d: %s", what, w.Code, w.Body)
 		}
-		if got := w.Header().Get("Content-Type"); got != contentTypeJSON {
+		if got := w.Header().Get("Content-Type"); got != envelope.ContentTypeJSON {
 			t.Fatalf("%s: Content-Type %q", what, got)
 		}
 		if logs := a.logs.String()[before:]; strings.Contains(logs, "level=ERROR") {

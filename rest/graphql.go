@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/feedapi/feedapi/graph"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // serveGraphQL runs the graph package's /graphql handler (behind the key,
@@ -17,8 +18,8 @@ func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 		s.serveLive(w, r)
 		return
 	}
-	bw := &bufferedWriter{header: w.Header(), buf: s.bufs.get()}
-	r = r.WithContext(graph.WithRequestID(r.Context(), requestID(r.Context())))
+	bw := &bufferedWriter{header: w.Header(), buf: s.env.Buffer()}
+	r = r.WithContext(graph.WithRequestID(r.Context(), envelope.RequestID(r.Context())))
 	s.graphql.ServeHTTP(bw, r)
 	status := bw.status
 	if status == 0 {
@@ -27,9 +28,9 @@ func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 	contentType := w.Header().Get("Content-Type")
 	if contentType == "" || strings.HasPrefix(contentType, "application/json") ||
 		strings.HasPrefix(contentType, "application/graphql-response+json") {
-		contentType = contentTypeJSON
+		contentType = envelope.ContentTypeJSON
 	}
-	s.sendTyped(w, r, status, bw.buf, -1, "", cacheNone, contentType)
+	s.env.SendTyped(w, r, status, bw.buf, -1, "", envelope.CacheNone, contentType)
 }
 
 // bufferedWriter collects a handler's response so that it can be finished

@@ -21,7 +21,10 @@ import (
 	"github.com/feedapi/feedapi/db/dbtest"
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/auth"
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/envelope"
+	"github.com/feedapi/feedapi/rest/landing"
 )
 
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
@@ -51,17 +54,19 @@ func newAPI(t testing.TB, opts ...func(*Config)) *api {
 	base := &api{t: t, bdb: bdb, keys: keys.NewService(bdb, keys.Options{})}
 	base.cfg = Config{
 		Graph:        graph.Config{Store: db.NewStore(bdb)},
-		Keys:         base.keys,
 		ETFEnabled:   true,
 		Version:      "test-1",
 		ServerURL:    "https://api.example.test",
 		AltServerURL: "https://alt.example.test",
-		RateLimit:    100000,
-		// Tests of 401s send many bad keys from one address.
-		AuthFailureLimit: 100000,
-		// Tests that spend the budget answer their refusals at once; the
-		// tests of the delay (refuse_test.go) set it.
-		RefusalDelay: -1,
+		Auth: auth.Config{
+			Keys:      base.keys,
+			RateLimit: 100000,
+			// Tests of 401s send many bad keys from one address.
+			AuthFailureLimit: 100000,
+			// Tests that spend the budget answer their refusals at once;
+			// the tests of the delay (rest/auth) set it.
+			RefusalDelay: -1,
+		},
 		// Tests write fixtures and list them at once; the tests of the
 		// cache (poll_test.go) turn it on.
 		DisablePollCache: true,
@@ -119,11 +124,11 @@ type resp struct {
 	*http.Response
 	raw   []byte // the body as sent
 	plain []byte // the body decoded from gzip when it was gzipped
-	env   envelope
+	env   decodedEnvelope
 }
 
-// envelope is the response envelope, decoded loosely for assertions.
-type envelope struct {
+// decodedEnvelope is the response envelope, decoded loosely for assertions.
+type decodedEnvelope struct {
 	Data       json.RawMessage `json:"data"`
 	Pagination *pagination     `json:"pagination"`
 	Meta       meta            `json:"meta"`
@@ -207,11 +212,11 @@ func checkInvariants(t testing.TB, req *http.Request, r *resp) {
 	dashboard := r.StatusCode == http.StatusOK &&
 		(req.URL.Path == contract.DashboardPath || strings.HasPrefix(req.URL.Path, contract.DashboardAssetsPath+"/") ||
 			req.URL.Path == contract.ReferencePath || strings.HasPrefix(req.URL.Path, contract.ReferenceAssetsPath+"/") ||
-			slices.Contains(contract.LandingPaths, req.URL.Path) && prefersHTML(req.Header.Values("Accept")))
+			slices.Contains(contract.LandingPaths, req.URL.Path) && landing.PrefersHTML(req.Header.Values("Accept")))
 	// net/http drops Content-Type from a 304, which has no body (RFC 9110 §15.4.5).
 	if got := r.Header.Get("Content-Type"); r.StatusCode != http.StatusNotModified && !dashboard &&
-		got != contentTypeJSON && !strings.HasPrefix(got, "text/html") {
-		t.Errorf("%s: Content-Type = %q, want %q", what, got, contentTypeJSON)
+		got != envelope.ContentTypeJSON && !strings.HasPrefix(got, "text/html") {
+		t.Errorf("%s: Content-Type = %q, want %q", what, got, envelope.ContentTypeJSON)
 	}
 	if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 		t.Errorf("%s: %d: X-Content-Type-Options = %q, want nosniff", what, r.StatusCode, got)

@@ -298,7 +298,7 @@ func TestInternalErrors(t *testing.T) {
 	t.Run("a failing key store is a 500 without internals, logged with the request id", func(t *testing.T) {
 		t.Parallel()
 		a := base.variant(t, func(c *Config) {
-			c.Keys = fakeKeys(func(string) (keys.Principal, error) {
+			c.Auth.Keys = fakeKeys(func(string) (keys.Principal, error) {
 				return keys.Principal{}, errors.New("pq: connection to 10.0.0.5 refused (SQLSTATE 08006)")
 			})
 		})
@@ -316,7 +316,7 @@ func TestInternalErrors(t *testing.T) {
 	t.Run("a failing database is a 500 without internals", func(t *testing.T) {
 		t.Parallel()
 		a := newAPI(t, func(c *Config) {
-			c.Keys = fakeKeys(func(string) (keys.Principal, error) { return keys.Principal{KeyID: 1, Tier: db.TierFree}, nil })
+			c.Auth.Keys = fakeKeys(func(string) (keys.Principal, error) { return keys.Principal{KeyID: 1, Tier: db.TierFree}, nil })
 		})
 		if err := a.bdb.Close(); err != nil {
 			t.Fatal(err)
@@ -345,7 +345,7 @@ func TestInternalErrors(t *testing.T) {
 	t.Run("a panic is a 500 envelope", func(t *testing.T) {
 		t.Parallel()
 		a := base.variant(t, func(c *Config) {
-			c.Keys = fakeKeys(func(string) (keys.Principal, error) { panic("boom") })
+			c.Auth.Keys = fakeKeys(func(string) (keys.Principal, error) { panic("boom") })
 		})
 		r := a.get(t, "/v1/sources", "fapi_whatever")
 		r.wantStatus(t, http.StatusInternalServerError)
@@ -360,7 +360,7 @@ func TestInternalErrors(t *testing.T) {
 	t.Run("an Authenticator's unauthorized error gets the contract's message", func(t *testing.T) {
 		t.Parallel()
 		a := base.variant(t, func(c *Config) {
-			c.Keys = fakeKeys(func(string) (keys.Principal, error) {
+			c.Auth.Keys = fakeKeys(func(string) (keys.Principal, error) {
 				return keys.Principal{}, apperr.New(apperr.Unauthorized, "key revoked on 2026-01-01")
 			})
 		})

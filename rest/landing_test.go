@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/envelope"
+	"github.com/feedapi/feedapi/rest/landing"
 )
 
 // Accept headers as clients send them.
@@ -60,7 +62,7 @@ func TestPrefersHTML(t *testing.T) {
 		{[]string{"application/json;q=0.001, text/html;q=0.002"}, true},
 		{[]string{"nonsense, text/html"}, true},
 	} {
-		if got := prefersHTML(tc.accept); got != tc.html {
+		if got := landing.PrefersHTML(tc.accept); got != tc.html {
 			t.Errorf("Accept %q: HTML %v, want %v", tc.accept, got, tc.html)
 		}
 	}
@@ -96,7 +98,7 @@ func TestLanding(t *testing.T) {
 					r = a.get(t, path, "", "Accept", accept)
 				}
 				r.wantStatus(t, http.StatusOK)
-				if ct := r.Header.Get("Content-Type"); ct != contentTypeJSON {
+				if ct := r.Header.Get("Content-Type"); ct != envelope.ContentTypeJSON {
 					t.Errorf("Accept %q: Content-Type %q, want JSON", accept, ct)
 				}
 				if got := r.Header.Values("Vary"); !slices.Contains(got, "Accept") {
@@ -109,7 +111,7 @@ func TestLanding(t *testing.T) {
 				if err := json.Unmarshal(r.env.Data, &d); err != nil {
 					t.Fatalf("data: %v: %s", err, r.env.Data)
 				}
-				if d.Name != "feedapi" || d.Description != landingDescription || len(d.Links) != len(contract.LandingLinks) {
+				if d.Name != "feedapi" || d.Description != landing.Description || len(d.Links) != len(contract.LandingLinks) {
 					t.Errorf("data: %s", r.env.Data)
 				}
 				for _, l := range contract.LandingLinks {
@@ -219,7 +221,7 @@ func rels() []string {
 // budget, shared with the other endpoints without a key.
 func TestLandingAndReferenceAreLimitedPerClientIP(t *testing.T) {
 	t.Parallel()
-	a := newAPI(t, func(c *Config) { c.IPRateLimit = 4 })
+	a := newAPI(t, func(c *Config) { c.Auth.IPRateLimit = 4 })
 	wantRateHeaders(t, a.get(t, "/", "", "Accept", acceptChrome), 4, 3)
 	wantRateHeaders(t, a.get(t, "/v1", "", "Accept", "application/json"), 4, 2)
 	wantRateHeaders(t, a.get(t, contract.ReferencePath, a.free), 4, 1)

@@ -258,7 +258,7 @@ func TestSubscriptionsAreLimitedWithStreams(t *testing.T) {
 // the operation is answered rate_limited and does not run.
 func TestSocketOperationsAreCharged(t *testing.T) {
 	const limit = 5
-	a := newAPI(t, func(c *Config) { c.TierRateLimits = map[string]int{"internal": limit} })
+	a := newAPI(t, func(c *Config) { c.Auth.TierRateLimits = map[string]int{"internal": limit} })
 	key := a.newKey(db.TierInternal)
 	ctx := context.Background()
 	w := dialGraphQL(t, ctx, a.srv.URL)
@@ -417,7 +417,7 @@ func atoi(t *testing.T, s string) int {
 // stream does not take, or that the document does not list, fails here.
 func TestStreamsTakeTheirListsParameters(t *testing.T) {
 	a := newAPI(t)
-	s := a.handler.(*earlyRefusal).s
+	s := a.handler.(*apiHandler)
 	var doc struct {
 		Paths map[string]map[string]struct {
 			Parameters []struct {

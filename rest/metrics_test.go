@@ -238,7 +238,7 @@ func TestMetrics(t *testing.T) {
 	t.Run("rate-limit refusals by scope", func(t *testing.T) {
 		t.Parallel()
 		reg := prometheus.NewRegistry()
-		a := base.variant(t, withMetrics(t, reg), func(c *Config) { c.RateLimit = 1; c.IPRateLimit = 1 })
+		a := base.variant(t, withMetrics(t, reg), func(c *Config) { c.Auth.RateLimit = 1; c.Auth.IPRateLimit = 1 })
 		for _, s := range []string{metrics.ScopeKey, metrics.ScopeIP} {
 			if m := metric(t, reg, "feedapi_rate_limit_refusals_total", map[string]string{"scope": s}); m == nil {
 				t.Errorf("feedapi_rate_limit_refusals_total{scope=%q} absent before any refusal", s)

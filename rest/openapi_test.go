@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/feedapi/feedapi/rest/auth"
 	"github.com/feedapi/feedapi/rest/contract"
 )
 
@@ -177,7 +178,7 @@ func TestOpenAPIInfoAndServers(t *testing.T) {
 			}
 			limit := tc.o.RateLimit
 			if limit == 0 {
-				limit = DefaultRateLimit
+				limit = auth.DefaultRateLimit
 			}
 			description := at(t, m, "info", "description").(string)
 			for _, want := range []string{

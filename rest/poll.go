@@ -1,14 +1,11 @@
 package rest
 
 import (
-	"bytes"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/rest/contract"
-	"github.com/feedapi/feedapi/rest/pollcache"
 )
 
 // Polling: the first pages of /v1/posts and /v1/firehose come from the
@@ -30,47 +27,4 @@ func pollInterval(ttl time.Duration) []string {
 // or HEAD, the requests the PollCache answers.
 func firstPage(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !r.URL.Query().Has("cursor")
-}
-
-// servePoll answers the first page of a polled endpoint from the cache, or
-// runs the query and caches its answer. Parameters are checked first, so a
-// bad one gets its 400 whether or not a page is cached.
-func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) {
-	if _, err := contract.Parse(r.URL.RawQuery, ep.Params); err != nil {
-		s.writeError(w, r, ep.restParam(err))
-		return
-	}
-	p, _ := keys.FromContext(r.Context())
-	key := pollcache.Key(ep.Query, string(p.Tier), r.URL.RawQuery)
-	if e := s.polls.Get(key); e != nil {
-		s.writeCached(w, r, e)
-		return
-	}
-	gen, started := s.polls.Generation(ep.Poll), s.polls.Now()
-	data := s.bufs.get()
-	defer s.bufs.put(data)
-	res, err := s.execute(r, ep, data)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	buf, tagged := s.envelope(r, res)
-	tag := etagOf(buf.Bytes()[:tagged])
-	s.polls.Put(key, ep.Poll, gen, started, bytes.Clone(buf.Bytes()[:tagged]), bytes.Clone(res.position), tag)
-	s.sendTyped(w, r, http.StatusOK, buf, tagged, tag, cacheKeyed, contentTypeJSON)
-}
-
-// writeCached answers with a cached page: 304 when If-None-Match names it,
-// else its body with this request's id.
-func (s *server) writeCached(w http.ResponseWriter, r *http.Request, e *pollcache.Entry) {
-	n := len(e.Body) + len(`,"position":`) + len(e.Position) + len(`,"request_id":""}}`) + 32
-	zip := s.headers(w, r, n, cacheKeyed, contentTypeJSON)
-	if notModified(w, r, e.Tag, zip) {
-		return
-	}
-	buf := s.bufs.get()
-	buf.Write(e.Body)
-	writePosition(buf, e.Position)
-	writeRequestID(buf, r.Context())
-	s.sendTyped(w, r, http.StatusOK, buf, len(e.Body), e.Tag, cacheKeyed, contentTypeJSON)
 }

@@ -106,7 +106,7 @@ func TestPollCacheBound(t *testing.T) {
 func TestNotModifiedIsFree(t *testing.T) {
 	t.Parallel()
 	a, _, _, queries := pollAPI(t, time.Minute)
-	a = a.variant(t, func(c *Config) { c.RateLimit = 5 })
+	a = a.variant(t, func(c *Config) { c.Auth.RateLimit = 5 })
 	key := a.newKey(db.TierFree)
 	remaining := func(r *resp) int {
 		t.Helper()

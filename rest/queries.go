@@ -16,7 +16,9 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
+	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // queryFiles holds one GraphQL document per endpoint.
@@ -40,6 +42,30 @@ func readQueries() (map[string]string, error) {
 		out[strings.TrimSuffix(e.Name(), ".graphql")] = string(b)
 	}
 	return out, nil
+}
+
+// newRunner prepares the named documents against schema and returns their
+// runner, whose executor is graph's as cfg configures it, and the prepared
+// document of each name.
+func newRunner(schema graphql.ExecutableSchema, cfg graph.Config, names []string, recover graphql.RecoverFunc) (*runner, func(name string) *ast.QueryDocument, error) {
+	sources, err := readQueries()
+	if err != nil {
+		return nil, nil, err
+	}
+	docs, err := prepare(schema.Schema(), sources, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	exec := executor.New(schema)
+	graph.ConfigureExecutor(exec, cfg)
+	// Overrides of graph's choices for the fixed queries: only the prepared
+	// documents; errors keep their cause, so that a domain error reaches
+	// the envelope as it is and anything else is logged once, by
+	// writeError, with the request id.
+	exec.SetQueryCache(docs)
+	exec.SetErrorPresenter(graphql.DefaultErrorPresenter)
+	exec.SetRecoverFunc(recover)
+	return &runner{exec: exec, sources: sources}, func(name string) *ast.QueryDocument { return docs[sources[name]] }, nil
 }
 
 // prepare parses and validates the named documents against schema. Each must
@@ -120,7 +146,7 @@ func queryError(name string, errs gqlerror.List) error {
 		if d := apperr.As(e); d != nil {
 			return d
 		}
-		if code, ok := e.Extensions["code"].(string); ok && publicCode(apperr.Code(code)) {
+		if code, ok := e.Extensions["code"].(string); ok && envelope.PublicCode(apperr.Code(code)) {
 			param, _ := e.Extensions["param"].(string)
 			return &apperr.Error{Code: apperr.Code(code), Param: param, Message: e.Message, Err: e}
 		}

@@ -12,8 +12,9 @@ import (
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph"
+	"github.com/feedapi/feedapi/graph/limits"
 	"github.com/feedapi/feedapi/graph/live"
-	"github.com/feedapi/feedapi/limits"
+	"github.com/feedapi/feedapi/rest/auth"
 )
 
 func TestQueryDocuments(t *testing.T) {
@@ -105,16 +106,16 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 	keys := fakeKeys(nil)
 	for name, cfg := range map[string]Config{
 		"no keys":              {Graph: graph.Config{Store: store}},
-		"no store":             {Keys: keys},
-		"bad tier limit":       {Keys: keys, Graph: graph.Config{Store: store}, TierRateLimits: map[string]int{"pro": 0}},
-		"bad trusted proxy":    {Keys: keys, Graph: graph.Config{Store: store}, TrustedProxies: []string{"10.0.0.1"}},
-		"bad trusted proxy v6": {Keys: keys, Graph: graph.Config{Store: store}, TrustedProxies: []string{"::1/129"}},
+		"no store":             {Auth: auth.Config{Keys: keys}},
+		"bad tier limit":       {Auth: auth.Config{Keys: keys, TierRateLimits: map[string]int{"pro": 0}}, Graph: graph.Config{Store: store}},
+		"bad trusted proxy":    {Auth: auth.Config{Keys: keys, TrustedProxies: []string{"10.0.0.1"}}, Graph: graph.Config{Store: store}},
+		"bad trusted proxy v6": {Auth: auth.Config{Keys: keys, TrustedProxies: []string{"::1/129"}}, Graph: graph.Config{Store: store}},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: New succeeded", name)
 		}
 	}
-	if _, err := New(Config{Keys: keys, Graph: graph.Config{Store: store}}); err != nil {
+	if _, err := New(Config{Auth: auth.Config{Keys: keys}, Graph: graph.Config{Store: store}}); err != nil {
 		t.Errorf("a minimal config: %v", err)
 	}
 }

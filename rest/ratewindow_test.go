@@ -61,10 +61,10 @@ func TestRateLimitRollingMinute(t *testing.T) {
 			clock := &fakeClock{}
 			start := time.Now().Truncate(time.Minute).Add(time.Minute - 500*time.Millisecond)
 			clock.set(start)
-			replicas := []*api{base.variant(t, func(c *Config) { c.RateLimit = limit; c.now = clock.now })}
+			replicas := []*api{base.variant(t, func(c *Config) { c.Auth.RateLimit = limit; c.now = clock.now })}
 			if tc.redis {
 				rc, prefix := redisClient(t), randomPrefix(t)
-				opts := func(c *Config) { c.RateLimit = limit; c.now = clock.now; c.Redis = rc; c.RedisPrefix = prefix }
+				opts := func(c *Config) { c.Auth.RateLimit = limit; c.now = clock.now; c.Redis = rc; c.RedisPrefix = prefix }
 				replicas = []*api{base.variant(t, opts), base.variant(t, opts)}
 			}
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // TestNosniffOnEveryResponse: every answer of the handler, whatever its
@@ -117,8 +119,8 @@ func TestErrorsBeforeTheHandler(t *testing.T) {
 				}
 				return
 			}
-			if ct != contentTypeJSON || hr.Header.Get("X-Content-Type-Options") != "nosniff" {
-				t.Errorf("Content-Type %q, X-Content-Type-Options %q; want %q and nosniff", ct, hr.Header.Get("X-Content-Type-Options"), contentTypeJSON)
+			if ct != envelope.ContentTypeJSON || hr.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("Content-Type %q, X-Content-Type-Options %q; want %q and nosniff", ct, hr.Header.Get("X-Content-Type-Options"), envelope.ContentTypeJSON)
 			}
 			var env struct {
 				Error struct{ Code, Message string } `json:"error"`

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -40,7 +39,7 @@ func TestEarlyRefusalAnswersAsTheFullPath(t *testing.T) {
 	clock.set(time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC))
 	const limit = 2
 	a := base.variant(t, func(c *Config) {
-		c.AuthFailureLimit = limit
+		c.Auth.AuthFailureLimit = limit
 		c.now = clock.now
 		c.CORSOrigins = []string{"https://app.example.test"}
 	})
@@ -161,55 +160,6 @@ func equalHeaders(a, b http.Header) bool {
 	return true
 }
 
-// TestEarlyRefusalHold: an early refusal is held for RefusalDelay before it
-// is answered, at most RefusalHoldMax at once (the next ones are answered
-// at once); a client that leaves frees its place.
-func TestEarlyRefusalHold(t *testing.T) {
-	t.Parallel()
-	base := newAPI(t)
-	const limit = 1
-	a := base.variant(t, func(c *Config) { c.AuthFailureLimit = limit; c.RefusalDelay = time.Hour; c.RefusalHoldMax = 1 })
-	spend(t, a, limit) // the full path's 429 is not held
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	heldErr := make(chan error, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.srv.URL+"/v1/posts", nil)
-		req.Header.Set("Authorization", "Bearer "+randomKey(t))
-		r, err := client.Do(req)
-		if err == nil {
-			r.Body.Close()
-		}
-		heldErr <- err
-	}()
-	f := a.handlerRefuser(t)
-	waitFor(t, "one refusal held", func() bool { return f.held.Load() == 1 })
-	// The place is taken: this one is answered at once (held, it would
-	// wait an hour and the test would time out).
-	wantRateLimited(t, a.get(t, "/v1/posts", randomKey(t)))
-	select {
-	case err := <-heldErr:
-		t.Fatalf("the held refusal was answered (%v), want held", err)
-	default:
-	}
-	cancel()
-	if err := <-heldErr; err == nil {
-		t.Fatalf("the held request got an answer, want the client's cancellation")
-	}
-	waitFor(t, "the place freed", func() bool { return f.held.Load() == 0 })
-}
-
-// handlerRefuser returns the refuser of a's server.
-func (a *api) handlerRefuser(t *testing.T) *refuser {
-	t.Helper()
-	e, ok := a.handler.(*earlyRefusal)
-	if !ok {
-		t.Fatalf("handler is a %T, want *earlyRefusal", a.handler)
-	}
-	return e.s.refuser
-}
-
 // waitFor polls cond until it holds, giving the server real time (30 s) on
 // a loaded machine.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -220,41 +170,5 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("%s: not within 30s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// TestEarlyRefusalLog: early refusals are summed up in one line per client
-// IP and interval ("requests refused", refused=N) instead of an access log
-// line each.
-func TestEarlyRefusalLog(t *testing.T) {
-	t.Parallel()
-	base := newAPI(t)
-	const limit = 1
-	a := base.variant(t, func(c *Config) { c.AuthFailureLimit = limit; c.RefusalLogInterval = time.Hour })
-	spend(t, a, limit)
-	logged := accessLogLines(a)
-	var first string
-	for i := range 5 {
-		r := a.get(t, "/v1/posts", randomKey(t))
-		wantRateLimited(t, r)
-		if i == 0 {
-			first = r.Header.Get("X-Request-Id")
-		}
-	}
-	if got := accessLogLines(a); got != logged {
-		t.Errorf("%d access log lines for early refusals, want none", got-logged)
-	}
-	if strings.Contains(a.logs.String(), "requests refused") {
-		t.Fatalf("summary logged before its interval ended:\n%s", a.logs.String())
-	}
-	a.handlerRefuser(t).log.flush("127.0.0.1")
-	want := "msg=\"requests refused\" client_ip=127.0.0.1 refused=5 policy=failed_auth seconds=3600 first_request_id=" + first
-	if got := strings.Count(a.logs.String(), want); got != 1 {
-		t.Errorf("summary lines %q: %d, want 1; log:\n%s", want, got, a.logs.String())
-	}
-	// Flushed once: nothing more to say.
-	a.handlerRefuser(t).log.flush("127.0.0.1")
-	if got := strings.Count(a.logs.String(), "requests refused"); got != 1 {
-		t.Errorf("%d summary lines after a second flush, want 1", got)
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"strconv"
 )
 
-// withRateLimits returns health's data object with rate_limits added.
-// data may be a slice of a larger buffer, so the result is a copy.
-func (s *server) withRateLimits(data []byte) []byte {
+// withRateLimits returns health's data object with rate_limits added: the
+// rate store's state. data may be a slice of a larger buffer, so the
+// result is a copy.
+func withRateLimits(data []byte, state string) []byte {
 	obj := bytes.TrimRight(data, " \t\r\n")
 	if len(obj) < 2 || obj[len(obj)-1] != '}' {
 		return data
@@ -18,6 +19,6 @@ func (s *server) withRateLimits(data []byte) []byte {
 		out = append(out, ',')
 	}
 	out = append(out, `"rate_limits":`...)
-	out = strconv.AppendQuote(out, s.rates.State())
+	out = strconv.AppendQuote(out, state)
 	return append(out, '}')
 }

@@ -13,62 +13,75 @@ import (
 
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/envelope"
+	"github.com/feedapi/feedapi/rest/landing"
 )
 
 // routes builds the router. Order of checks on a keyed request: key (401),
 // tier (403), rate limit (429), then the endpoint's parameters (400) and
 // its result (404 or 200). CORS preflights are answered before all of them.
 // A client IP whose failed authentications are spent gets its 429 before
-// any of this (earlyRefusal).
-func (s *server) routes() http.Handler {
+// any of this (auth.Guard.Refusals).
+func (s *server) routes(eps []endpoint, streamEps []streamEndpoint) http.Handler {
 	r := chi.NewRouter()
+	g := s.guard
 	r.Use(s.deadline, s.observe, s.begin, s.cors)
-	r.NotFound(s.ipLimited(s.optionalKey(http.HandlerFunc(s.notFound))).ServeHTTP)
-	r.MethodNotAllowed(s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))).ServeHTTP)
+	r.NotFound(g.IPLimited(g.OptionalKey(http.HandlerFunc(s.notFound))).ServeHTTP)
+	r.MethodNotAllowed(g.IPLimited(g.OptionalKey(http.HandlerFunc(s.methodNotAllowed))).ServeHTTP)
 
 	// No key: limited per client IP.
 	r.Group(func(r chi.Router) {
-		r.Use(s.ipLimited)
+		r.Use(g.IPLimited)
 		getHead(r, "/v1/health", http.HandlerFunc(s.health))
 		getHead(r, "/v1/openapi.json", http.HandlerFunc(s.openAPI))
 	})
 	// A stream has no HEAD: 405 as for any other method it does not take,
 	// answered as the router's own 405s are (without a key's charge),
 	// rather than matching /v1/posts/{id}.
-	for _, ep := range s.streamEps {
-		r.Method(http.MethodHead, ep.Path, s.ipLimited(s.optionalKey(http.HandlerFunc(s.methodNotAllowed))))
+	for _, ep := range streamEps {
+		r.Method(http.MethodHead, ep.Path, g.IPLimited(g.OptionalKey(http.HandlerFunc(s.methodNotAllowed))))
 	}
 	// Keyed /v1 endpoints: open to every tier.
-	keyed := map[string]bool{} // patterns behind authenticate, for earlyRefusal
+	keyed := map[string]bool{} // patterns behind Authenticate, for the early refusals
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate, s.keyed("free", "pro", "internal"))
-		for _, ep := range s.endpoints {
+		r.Use(g.Authenticate, g.Keyed("free", "pro", "internal"))
+		for _, ep := range eps {
 			getHead(r, ep.Path, s.serve(ep))
 			keyed[ep.Path] = true
 		}
-		for _, ep := range s.streamEps {
+		for _, ep := range streamEps {
 			r.Method(http.MethodGet, ep.Path, s.serveStream(ep))
 			keyed[ep.Path] = true
 		}
 	})
 	// The GraphiQL page's assets: no key, limited per client IP.
-	getHead(r, contract.GraphiQLAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.graphiql.serveAsset(w, r, s.notFound)
+	getHead(r, contract.GraphiQLAssetsPath+"/*", g.IPLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.graphiql.ServeAsset(w, r, s.notFound)
 	})))
 	// The dashboard and its assets: no key (the page asks for one and
 	// reads /graphql with it), limited per client IP.
-	getHead(r, contract.DashboardPath, s.ipLimited(http.HandlerFunc(s.dashboard.servePage)))
-	getHead(r, contract.DashboardAssetsPath+"/*", s.ipLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.dashboard.serveAsset(w, r, s.notFound)
+	getHead(r, contract.DashboardPath, g.IPLimited(http.HandlerFunc(s.dashboard.ServePage)))
+	getHead(r, contract.DashboardAssetsPath+"/*", g.IPLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.dashboard.ServeAsset(w, r, s.notFound)
 	})))
 	s.landingRoutes(r)
 	// GraphQL for internal dashboards.
 	r.Group(func(r chi.Router) {
-		r.Use(s.playgroundWithoutKey, s.websocketWithoutHeader, s.authenticate, s.keyed("internal"))
+		r.Use(s.playgroundWithoutKey, s.websocketWithoutHeader, g.Authenticate, g.Keyed("internal"))
 		r.Method(http.MethodGet, "/graphql", http.HandlerFunc(s.serveGraphQL))
 		r.Method(http.MethodPost, "/graphql", http.HandlerFunc(s.serveGraphQL))
 	})
-	return &earlyRefusal{s: s, mux: r, keyed: keyed}
+	return &apiHandler{Handler: g.Refusals(r, keyed), server: s, mux: r, endpoints: eps, streamEps: streamEps}
+}
+
+// apiHandler is the whole API's handler: the router behind the early
+// refusals of rest/auth, with what it routes.
+type apiHandler struct {
+	http.Handler
+	*server
+	mux       *chi.Mux
+	endpoints []endpoint
+	streamEps []streamEndpoint
 }
 
 // playgroundWithoutKey serves the GraphiQL page of GET /graphql (a browser
@@ -77,7 +90,7 @@ func (s *server) routes() http.Handler {
 // to a navigation. The page asks its user for the key; the queries it sends
 // carry it and go through the key and tier checks as usual.
 func (s *server) playgroundWithoutKey(next http.Handler) http.Handler {
-	page := s.ipLimited(http.HandlerFunc(s.graphiql.servePage))
+	page := s.guard.IPLimited(http.HandlerFunc(s.graphiql.ServePage))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.RawQuery == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
 			page.ServeHTTP(w, r)
@@ -122,28 +135,19 @@ func allowed(path string) string {
 }
 
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, apperr.New(apperr.NotFound, "no such path: "+truncate(r.URL.Path, 100)))
+	s.writeError(w, r, apperr.New(apperr.NotFound, "no such path: "+envelope.Truncate(r.URL.Path, 100)))
 }
 
 func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	allow := allowed(r.URL.Path)
 	w.Header().Set("Allow", allow)
 	s.writeError(w, r, apperr.New(apperr.MethodNotAllowed,
-		"method "+truncate(r.Method, 20)+" is not allowed on "+truncate(r.URL.Path, 100)+"; allowed: "+allow))
+		"method "+envelope.Truncate(r.Method, 20)+" is not allowed on "+envelope.Truncate(r.URL.Path, 100)+"; allowed: "+allow))
 }
 
-// ipLimited applies the per-client-IP limit of the unauthenticated routes.
-func (s *server) ipLimited(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.limit(r.Context(), w, budgetIP+s.clientIP(r), s.ipRateLimit) {
-			s.writeError(w, r, apperr.New(apperr.RateLimited, fmt.Sprintf(
-				"rate limit of %d requests per minute per client address exceeded; retry after %s seconds",
-				s.ipRateLimit, retryAfter)))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// MaxHeaderBytes is the largest request line and header fields a request
+// may have; a larger one is refused with 431 in the error envelope.
+const MaxHeaderBytes = 16 << 10
 
 // headerBytes is the size of r's request line and header fields as sent
 // (give or take the spelling of line ends and spaces).
@@ -165,13 +169,13 @@ func headerBytes(r *http.Request) int {
 func (s *server) begin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{id: newRequestID(start)}
-		w.Header().Set("X-Request-Id", st.id)
+		id := envelope.NewRequestID(start)
+		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		r = r.WithContext(withRequestState(r.Context(), st))
+		r = r.WithContext(envelope.WithRequestID(r.Context(), id))
 		sw := &statusWriter{ResponseWriter: w}
 		if n := headerBytes(r); n > MaxHeaderBytes {
-			s.writeErrorStatus(sw, r, http.StatusRequestHeaderFieldsTooLarge, apperr.New(apperr.BadRequest,
+			s.env.ErrorStatus(sw, r, http.StatusRequestHeaderFieldsTooLarge, apperr.New(apperr.BadRequest,
 				fmt.Sprintf("the request line and header fields take %d bytes, more than the limit of %d", n, MaxHeaderBytes)))
 			return
 		}
@@ -185,7 +189,7 @@ func (s *server) begin(next http.Handler) http.Handler {
 					s.writeError(sw, r, err)
 				} else {
 					s.log.ErrorContext(r.Context(), "panic after the response started",
-						slog.String("request_id", st.id), slog.Any("error", err))
+						slog.String("request_id", id), slog.Any("error", err))
 				}
 			}
 		}()
@@ -197,7 +201,7 @@ func (s *server) begin(next http.Handler) http.Handler {
 // internal error, logged with the request id.
 func (s *server) recoverResolver(ctx context.Context, v any) error {
 	s.log.ErrorContext(ctx, "panic in resolver",
-		slog.String("request_id", requestID(ctx)),
+		slog.String("request_id", envelope.RequestID(ctx)),
 		slog.Any("panic", v),
 		slog.String("stack", string(debug.Stack())))
 	return fmt.Errorf("resolver panicked: %v", v)
@@ -225,10 +229,31 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// truncate shortens client-supplied text echoed in messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// landingRoutes routes the landing page and the API reference with its
+// assets: no key (they hold no data), limited per client IP.
+func (s *server) landingRoutes(r chi.Router) {
+	for _, p := range contract.LandingPaths {
+		getHead(r, p, s.guard.IPLimited(http.HandlerFunc(s.serveLanding)))
 	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
+	getHead(r, contract.ReferencePath, s.guard.IPLimited(http.HandlerFunc(s.reference.ServePage)))
+	getHead(r, contract.ReferenceAssetsPath+"/*", s.guard.IPLimited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.reference.ServeAsset(w, r, s.notFound)
+	})))
+}
+
+// serveLanding answers the landing page: HTML to a client that prefers it
+// to JSON (a browser), else the envelope, as everywhere else in the API.
+// It takes no query parameters, like every other endpoint.
+func (s *server) serveLanding(w http.ResponseWriter, r *http.Request) {
+	if _, err := contract.Parse(r.URL.RawQuery, nil); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h["Vary"] = append(h["Vary"][:len(h["Vary"]):len(h["Vary"])], "Accept")
+	if landing.PrefersHTML(r.Header.Values("Accept")) {
+		s.landing.Page.ServePage(w, r)
+		return
+	}
+	s.env.Success(w, r, envelope.Success{Data: s.landing.Data, Cache: landing.Cache})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/accesslog"
 	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/rest/sse"
 )
@@ -174,7 +175,7 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 			// HTTP/1.x: the connection joins the fan-out of its group, and
 			// this goroutine (and net/http's two per connection) ends.
 			if conn, brw, err := rc.Hijack(); err == nil {
-				sse.Adopt(s.live, r, st, conn, brw, &s.drains, accessOf(r.Context()).takeOver())
+				sse.Adopt(s.live, r, st, conn, brw, &s.drains, accesslog.Of(r.Context()).TakeOver())
 				return
 			}
 		}

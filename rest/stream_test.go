@@ -23,6 +23,7 @@ import (
 	"github.com/feedapi/feedapi/graph"
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/graph/live"
+	"github.com/feedapi/feedapi/rest/auth"
 )
 
 // replica is one server process of a stream test: its own pool, its own
@@ -52,8 +53,8 @@ func startReplica(t *testing.T, url, appName string, ks *keys.Service, streams l
 	streams.Hub = hub
 	lv := live.New(streams)
 	h, err := New(Config{
-		Graph: graph.Config{Store: db.NewStore(pool)}, Keys: ks, Version: "test",
-		RateLimit: 100000, AuthFailureLimit: 100000, Live: lv,
+		Graph: graph.Config{Store: db.NewStore(pool)}, Version: "test",
+		Auth: auth.Config{Keys: ks, RateLimit: 100000, AuthFailureLimit: 100000}, Live: lv,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -494,8 +495,8 @@ func TestStreamReadsAtHeartbeatWithoutSignal(t *testing.T) {
 	}
 	t.Cleanup(func() { pool.Close() })
 	h, err := New(Config{
-		Graph: graph.Config{Store: db.NewStore(pool)}, Keys: ks, Version: "test",
-		RateLimit: 100000, AuthFailureLimit: 100000,
+		Graph: graph.Config{Store: db.NewStore(pool)}, Version: "test",
+		Auth: auth.Config{Keys: ks, RateLimit: 100000, AuthFailureLimit: 100000},
 		// A hub that no listener feeds: only heartbeats wake the stream.
 		Live: live.New(live.Config{Hub: live.NewHub(), Heartbeat: 100 * time.Millisecond}),
 	})

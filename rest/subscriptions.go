@@ -3,13 +3,12 @@ package rest
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/feedapi/feedapi/graph"
-	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
+	"github.com/feedapi/feedapi/rest/envelope"
 )
 
 // isLive reports whether a /graphql request opens a subscription: a
@@ -31,7 +30,7 @@ func (s *server) serveLive(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
-	ctx, cancel := context.WithCancel(graph.WithRequestID(r.Context(), requestID(r.Context())))
+	ctx, cancel := context.WithCancel(graph.WithRequestID(r.Context(), envelope.RequestID(r.Context())))
 	defer cancel()
 	s.graphql.ServeHTTP(&flushWriter{ResponseWriter: w, rc: rc, stuck: s.live.Config().StuckWrite(), cancel: cancel},
 		r.WithContext(ctx))
@@ -74,11 +73,11 @@ type clientIPKey struct{}
 // websocketInit, and until then the request counts against the client IP's
 // limit. Every other request goes on to the key checks.
 func (s *server) websocketWithoutHeader(next http.Handler) http.Handler {
-	live := s.ipLimited(http.HandlerFunc(s.serveLive))
+	live := s.guard.IPLimited(http.HandlerFunc(s.serveLive))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
 			r.Header.Get("Authorization") == "" {
-			r = r.WithContext(context.WithValue(r.Context(), clientIPKey{}, s.clientIP(r)))
+			r = r.WithContext(context.WithValue(r.Context(), clientIPKey{}, s.guard.ClientIP(r)))
 			live.ServeHTTP(w, r)
 			return
 		}
@@ -90,7 +89,7 @@ func (s *server) websocketWithoutHeader(next http.Handler) http.Handler {
 // upgrade request's key, client IP and request id, and none of its values
 // that hold the request.
 func (s *server) socketContext(ctx context.Context) context.Context {
-	out := graph.WithRequestID(context.Background(), requestID(ctx))
+	out := graph.WithRequestID(context.Background(), envelope.RequestID(ctx))
 	if p, ok := keys.FromContext(ctx); ok {
 		out = keys.WithPrincipal(out, p)
 	}
@@ -102,63 +101,21 @@ func (s *server) socketContext(ctx context.Context) context.Context {
 
 // websocketInit checks the key of a websocket connection: the upgrade
 // request's Authorization header (already checked by the route), or else
-// the connection_init payload's "Authorization" ("Bearer fapi_…") or
-// "key", with the checks of a request's key: the client IP's budget of
-// failed authentications, the tier (internal), and the key's rate limit,
-// against which the connection counts once (and then each operation sent
-// on it, chargeOperation).
+// the connection_init payload's (auth.Guard.Socket); the connection counts
+// once against the key's rate limit, and then each operation sent on it
+// (auth.Guard.Charge).
 func (s *server) websocketInit(ctx context.Context, payload map[string]any) (context.Context, error) {
 	if _, ok := keys.FromContext(ctx); ok {
 		return ctx, nil
 	}
-	var secret string
-	if v, ok := payload["Authorization"].(string); ok {
-		secret, _ = bearer([]string{v})
-	} else if v, ok := payload["authorization"].(string); ok {
-		secret, _ = bearer([]string{v})
-	} else if v, ok := payload["key"].(string); ok {
-		secret = v
-	}
 	ip, _ := ctx.Value(clientIPKey{}).(string)
-	if secret == "" || !s.verified.has(secret) {
-		if d := s.rates.Peek(ctx, budgetAuthFailed+ip, s.authFailures); !d.Allowed {
-			return nil, apperr.New(apperr.RateLimited, authBudgetMessage(s.authFailures))
-		}
-	}
-	if secret == "" {
-		s.rates.Take(ctx, budgetAuthFailed+ip, s.authFailures)
-		return nil, apperr.New(apperr.Unauthorized, `connection_init needs the key: {"Authorization": "Bearer fapi_…"}`)
-	}
-	p, err := s.keys.Authenticate(ctx, secret)
+	p, err := s.guard.Socket(ctx, payload, ip)
 	if err != nil {
-		if apperr.CodeOf(err) == apperr.Unauthorized {
-			s.verified.forget(secret)
-			s.rates.Take(ctx, budgetAuthFailed+ip, s.authFailures)
-			return nil, apperr.New(apperr.Unauthorized, unauthorizedMessage)
-		}
 		return nil, err
 	}
-	s.verified.add(secret)
-	if p.Tier != "internal" {
-		return nil, apperr.New(apperr.ForbiddenTier, "/graphql needs a key of tier internal; this key's tier is "+string(p.Tier))
-	}
 	ctx = keys.WithPrincipal(ctx, p)
-	if err := s.chargeOperation(ctx); err != nil {
+	if err := s.guard.Charge(ctx); err != nil {
 		return nil, err
 	}
 	return ctx, nil
-}
-
-// chargeOperation counts one request against the budget of the key in ctx:
-// each operation sent on a websocket, which no HTTP request carries.
-func (s *server) chargeOperation(ctx context.Context) error {
-	p, ok := keys.FromContext(ctx)
-	if !ok {
-		return keys.ErrUnauthorized
-	}
-	limit := s.keyLimit(string(p.Tier))
-	if d := s.rates.Take(ctx, budgetKey+strconv.FormatInt(p.KeyID, 10), limit); !d.Allowed {
-		return apperr.New(apperr.RateLimited, rateLimitedMessage(limit))
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedapi/feedapi/db/importer"
 	"github.com/feedapi/feedapi/db/seed"
+	"github.com/feedapi/feedapi/graph/limits"
 	"golang.org/x/term"
 )
 
@@ -101,7 +102,8 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 		tty = f
 	}
 	progress := newImportProgress(c.Kind, in, total, tty, g.logger, c.Progress)
-	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr, Follow: c.Follow, Progress: progress.report}
+	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr, Follow: c.Follow, Progress: progress.report,
+		MaxTickerLen: limits.TickerMaxLen}
 	if tty != nil {
 		opts.Rejects = progress
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/graph/live"
 	"github.com/feedapi/feedapi/rest"
+	"github.com/feedapi/feedapi/rest/auth"
 )
 
 // serveFlags configure the HTTP service; demo and serve share them.
@@ -207,18 +208,20 @@ func (c serveFlags) serve(ctx context.Context, g *globals, ready func(addr strin
 	handler, err := rest.New(rest.Config{
 		Graph: graph.Config{Store: db.NewStore(reads), Logger: g.logger, Ping: ping, PingPrimary: pingPrimary,
 			Limits: graph.Limits{MaxResponseBytes: c.GQLMaxResp, MaxPageBytes: c.MaxPageBytes}},
-		Live:             feeds,
-		Keys:             keySvc,
+		Live: feeds,
+		Auth: auth.Config{
+			Keys:             keySvc,
+			RateLimit:        c.RateLimit,
+			TierRateLimits:   c.TierLimits,
+			IPRateLimit:      c.IPRateLimit,
+			AuthFailureLimit: c.AuthFailures,
+			RefusalDelay:     refusalDelay(c.RefusalDelay),
+			TrustedProxies:   c.Proxies,
+		},
 		ETFEnabled:       c.ETFEnabled,
 		Version:          version(),
 		ServerURL:        serverURL,
 		AltServerURL:     altURL,
-		RateLimit:        c.RateLimit,
-		TierRateLimits:   c.TierLimits,
-		IPRateLimit:      c.IPRateLimit,
-		AuthFailureLimit: c.AuthFailures,
-		RefusalDelay:     refusalDelay(c.RefusalDelay),
-		TrustedProxies:   c.Proxies,
 		CORSOrigins:      c.CORSOrigins,
 		Redis:            rdb,
 		RedisPrefix:      c.RedisPrefix,

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/feedapi/feedapi/limits"
 )
 
 //go:embed coins.json
@@ -54,11 +52,8 @@ type Extractor struct {
 	tickers map[string]*Coin  // by ticker
 	phrases map[string][]rule // by the lower-case first token
 	window  int               // words in the longest phrase
+	longest int               // bytes in the longest ticker
 }
-
-// MaxTickerLen is the longest ticker accepted (in bytes), as the coins
-// filter of the API bounds it.
-const MaxTickerLen = limits.TickerMaxLen
 
 // defaultExtractor is built from the embedded list; a list that does not
 // parse fails every test of this package, so the panic cannot ship.
@@ -105,13 +100,14 @@ func New(data []byte) (*Extractor, error) {
 	}
 	for i := range e.coins {
 		c := &e.coins[i]
-		if !ValidTicker(c.Ticker) {
-			return nil, fmt.Errorf("ticker %q: want 1 to %d upper-case letters or digits", c.Ticker, MaxTickerLen)
+		if !tickerForm(c.Ticker) {
+			return nil, fmt.Errorf("ticker %q: want upper-case letters or digits", c.Ticker)
 		}
 		if _, dup := e.tickers[c.Ticker]; dup {
 			return nil, fmt.Errorf("ticker %s listed twice", c.Ticker)
 		}
 		e.tickers[c.Ticker] = c
+		e.longest = max(e.longest, len(c.Ticker))
 		for _, n := range c.Names {
 			if err := add(n, c.Ticker, false); err != nil {
 				return nil, err
@@ -138,10 +134,18 @@ func New(data []byte) (*Extractor, error) {
 // Coins returns the list's entries, in the file's order.
 func (e *Extractor) Coins() []Coin { return slices.Clone(e.coins) }
 
-// ValidTicker reports whether s has the form of a ticker: 1 to
-// MaxTickerLen upper-case ASCII letters or digits.
-func ValidTicker(s string) bool {
-	if s == "" || len(s) > MaxTickerLen {
+// ValidTicker reports whether s has the form of a ticker: 1 to maxLen
+// upper-case ASCII letters or digits. The bound is the caller's: the API's
+// coins filter declares it (graph/limits), and a stored ticker longer than
+// that could never be asked for.
+func ValidTicker(s string, maxLen int) bool {
+	return len(s) <= maxLen && tickerForm(s)
+}
+
+// tickerForm reports whether s is one or more upper-case ASCII letters or
+// digits.
+func tickerForm(s string) bool {
+	if s == "" {
 		return false
 	}
 	for _, r := range s {
@@ -152,11 +156,12 @@ func ValidTicker(s string) bool {
 	return true
 }
 
-// Normalize returns s upper-cased when it has the form of a ticker in any
-// letter case ("eth" gives "ETH"), and false otherwise.
-func Normalize(s string) (string, bool) {
+// Normalize returns s upper-cased when it has the form of a ticker of at
+// most maxLen bytes in any letter case ("eth" gives "ETH"), and false
+// otherwise.
+func Normalize(s string, maxLen int) (string, bool) {
 	u := strings.ToUpper(s)
-	return u, ValidTicker(u)
+	return u, ValidTicker(u, maxLen)
 }
 
 // token is a maximal run of letters and digits: its text, the same in
@@ -273,7 +278,7 @@ func (e *Extractor) extract(s string, found []string) []string {
 			skip--
 			return
 		}
-		if t.cashtag && len(t.text) <= MaxTickerLen {
+		if t.cashtag && len(t.text) <= e.longest {
 			if c, ok := e.tickers[strings.ToUpper(t.text)]; ok {
 				found = append(found, c.Ticker)
 				return

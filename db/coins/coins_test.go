@@ -163,9 +163,9 @@ func TestNormalize(t *testing.T) {
 		{"ABCDEFGHIJKLM", "ABCDEFGHIJKLM", false}, {"é", "É", false},
 	}
 	for _, tt := range tests {
-		got, ok := Normalize(tt.in)
+		got, ok := Normalize(tt.in, 12)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("Normalize(%q): got %q, %v, want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("Normalize(%q, 12): got %q, %v, want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -11,8 +11,8 @@ import (
 const maxCoins = 50
 
 // coins reads the optional coins member: an explicit array of tickers
-// (upper-cased, each 1 to 12 letters or digits, stored sorted and
-// distinct), used as given; when absent (or null), the tickers derived
+// (upper-cased, each 1 to Options.MaxTickerLen letters or digits, stored
+// sorted and distinct), used as given; when absent (or null), the tickers derived
 // from texts by the coin list. Never nil: [] means "none", while NULL in
 // the column means "not derived yet".
 func (o *object) coins(name string, texts ...*string) []string {
@@ -45,9 +45,17 @@ func (o *object) coins(name string, texts ...*string) []string {
 			o.fail(name, "item %d: must be a string", i)
 			return nil
 		}
-		t, ok := coins.Normalize(s)
+		maxLen := o.maxTicker
+		if maxLen <= 0 {
+			maxLen = len(s)
+		}
+		t, ok := coins.Normalize(s, maxLen)
 		if !ok {
-			o.fail(name, "item %d: %q is not a ticker: want 1 to %d letters or digits", i, s, coins.MaxTickerLen)
+			if o.maxTicker > 0 {
+				o.fail(name, "item %d: %q is not a ticker: want 1 to %d letters or digits", i, s, o.maxTicker)
+			} else {
+				o.fail(name, "item %d: %q is not a ticker: want letters or digits", i, s)
+			}
 			return nil
 		}
 		out = append(out, t)

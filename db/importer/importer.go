@@ -55,6 +55,11 @@ type Options struct {
 	// of its arrival. Import then returns at the end of r, or when ctx is
 	// cancelled, after writing what it has read (see follow).
 	Follow bool
+	// MaxTickerLen bounds each ticker of an explicit coins array, in bytes.
+	// The bound is the API's coins filter (graph/limits.TickerMaxLen, which
+	// cmd/feedapi passes), so that every ticker stored can be asked for;
+	// zero bounds a ticker by its form alone.
+	MaxTickerLen int
 }
 
 // Result counts the lines of an import; blank lines are not counted. When
@@ -307,6 +312,7 @@ func (im *importer[T, K]) add(n int, line []byte) {
 		im.reject(n, ferr)
 		return
 	}
+	o.maxTicker = im.opts.MaxTickerLen
 	row, err := im.res.parse(o)
 	if err != nil {
 		im.reject(n, err)

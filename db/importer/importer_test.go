@@ -68,6 +68,9 @@ func run(t *testing.T, bdb *bun.DB, kind importer.Kind, opts importer.Options, l
 	t.Helper()
 	var rejects strings.Builder
 	opts.Rejects = &rejects
+	if opts.MaxTickerLen == 0 {
+		opts.MaxTickerLen = 12 // the API's bound, as cmd/feedapi passes it
+	}
 	input := strings.Join(lines, "\n") + "\n"
 	res, err := importer.Import(context.Background(), bdb, kind, strings.NewReader(input), opts)
 	if err != nil {
@@ -329,6 +332,7 @@ func TestImportRejectsBadLines(t *testing.T) {
 		{"coin not a string", posts, line(postBase, `"coins":["BTC",7]`), "coins: item 1: must be a string"},
 		{"coin not a ticker", firehose, line(firehoseBase, `"coins":["BTC","B-TC"]`), `coins: item 1: "B-TC" is not a ticker: want 1 to 12 letters or digits`},
 		{"empty coin", posts, line(postBase, `"coins":[""]`), `coins: item 0: "" is not a ticker: want 1 to 12 letters or digits`},
+		{"coin too long", posts, line(postBase, `"coins":["ABCDEFGHIJKLM"]`), `coins: item 0: "ABCDEFGHIJKLM" is not a ticker: want 1 to 12 letters or digits`},
 		{"empty username", posts, line(postBase, `"username":""`), "username: must not be empty"},
 		{"blank body", posts, line(postBase, `"body":"  \n"`), "body: must not be empty"},
 		{"number as string", posts, line(postBase, `"source":7`), "source: must be a string"},

@@ -31,6 +31,8 @@ type object struct {
 	members map[string]json.RawMessage
 	used    map[string]bool
 	first   *fieldError
+
+	maxTicker int // Options.MaxTickerLen
 }
 
 // decodeObject splits a line into its members. It refuses a line that is not

@@ -11,8 +11,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/graph/limits"
 	"github.com/feedapi/feedapi/graph/scalar"
-	"github.com/feedapi/feedapi/limits"
 )
 
 // The kinds of parameters: each constructor sets the parser and the

@@ -3,7 +3,7 @@ package contract
 import (
 	"fmt"
 
-	"github.com/feedapi/feedapi/limits"
+	"github.com/feedapi/feedapi/graph/limits"
 )
 
 // TagStories groups the stories endpoints.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/feedapi/feedapi/limits"
+	"github.com/feedapi/feedapi/graph/limits"
 )
 
 // Options are the facts of one deployment that its OpenAPI document

@@ -1,4 +1,10 @@
-package rest
+// Package static serves the HTML pages of the service that hold no data
+// (the landing page, the API reference, GraphiQL, the dashboard): each page
+// rendered once from its embedded template, with its embedded assets, both
+// under strong ETags. Each page's files and constructor live in a package
+// of their own beside it (rest/landing, rest/reference, rest/graphiql,
+// rest/dashboard).
+package static
 
 import (
 	"bytes"
@@ -13,24 +19,12 @@ import (
 	"path"
 	"strings"
 	"time"
-
-	"github.com/feedapi/feedapi/rest/contract"
 )
 
-// graphiqlFiles are the GraphiQL page and its assets (rest/graphiql/README.md
-// says which packages and versions, and how to upgrade them).
-//
-//go:embed graphiql/index.html graphiql/*.js graphiql/*.css
-var graphiqlFiles embed.FS
-
-func newGraphiQL() (*staticPage, error) {
-	return newStaticPage(graphiqlFiles, "graphiql", contract.GraphiQLAssetsPath, nil)
-}
-
-// staticPage serves an HTML page and its embedded assets: no CDN, so the
+// Page serves an HTML page and its embedded assets: no CDN, so the
 // page works offline. The pages hold no data and need no key: they ask for
 // one and send it with the queries they make.
-type staticPage struct {
+type Page struct {
 	page       []byte
 	etag       string // the page's strong validator
 	assetsPath string
@@ -43,13 +37,13 @@ type asset struct {
 	etag string
 }
 
-// newStaticPage renders dir/index.html of files with its assets' path as
+// New renders dir/index.html of files with its assets' path as
 // .Assets and the fields of data, and holds dir's other files as the
 // assets served under assetsPath.
-func newStaticPage(files embed.FS, dir, assetsPath string, data map[string]any) (*staticPage, error) {
-	tmpl, err := template.ParseFS(files, dir+"/index.html")
+func New(files embed.FS, name, dir, assetsPath string, data map[string]any) (*Page, error) {
+	tmpl, err := template.ParseFS(files, path.Join(dir, "index.html"))
 	if err != nil {
-		return nil, fmt.Errorf("%s page: %w", dir, err)
+		return nil, fmt.Errorf("%s page: %w", name, err)
 	}
 	vars := map[string]any{"Assets": assetsPath}
 	for k, v := range data {
@@ -57,9 +51,9 @@ func newStaticPage(files embed.FS, dir, assetsPath string, data map[string]any) 
 	}
 	var page bytes.Buffer
 	if err := tmpl.Execute(&page, vars); err != nil {
-		return nil, fmt.Errorf("%s page: %w", dir, err)
+		return nil, fmt.Errorf("%s page: %w", name, err)
 	}
-	p := &staticPage{page: page.Bytes(), etag: fileETag(page.Bytes()), assetsPath: assetsPath, assets: map[string]asset{}}
+	p := &Page{page: page.Bytes(), etag: fileETag(page.Bytes()), assetsPath: assetsPath, assets: map[string]asset{}}
 	err = fs.WalkDir(files, dir, func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || path.Ext(name) == ".html" {
 			return err
@@ -77,8 +71,8 @@ func fileETag(b []byte) string {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// servePage writes the page.
-func (p *staticPage) servePage(w http.ResponseWriter, r *http.Request) {
+// ServePage writes the page.
+func (p *Page) ServePage(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -86,11 +80,11 @@ func (p *staticPage) servePage(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(p.page))
 }
 
-// serveAsset writes one asset, or the JSON 404 for a name it does not have.
+// ServeAsset writes one asset, or the JSON 404 for a name it does not have.
 // Names carry versions (or are feedapi's own, small and revalidated), so the
 // versioned ones are cached for a year; a strong ETag answers revalidations
 // with 304.
-func (p *staticPage) serveAsset(w http.ResponseWriter, r *http.Request, notFound http.HandlerFunc) {
+func (p *Page) ServeAsset(w http.ResponseWriter, r *http.Request, notFound http.HandlerFunc) {
 	name := strings.TrimPrefix(r.URL.Path, p.assetsPath+"/")
 	a, ok := p.assets[name]
 	if !ok {

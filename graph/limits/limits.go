@@ -3,7 +3,9 @@
 // arguments (graph). Each is declared here once, so that the two cannot
 // drift; schema.graphqls states them in its doc strings, which a test of
 // this package checks against these values. It imports nothing of the
-// project, so every layer may import it.
+// project, so every layer above db may import it; it sits under graph, whose
+// schema enforces these bounds. db, below graph, does not read it: a bound
+// the store needs is passed by its caller (the importer's MaxTickerLen).
 package limits
 
 // Page sizes of the keyset-paginated lists (posts, briefs, firehose and

@@ -1,10 +1,11 @@
-package rest
+package envelope
 
 import (
 	"bytes"
 	"compress/gzip"
 	"encoding/hex"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +15,35 @@ import (
 
 	"github.com/zeebo/xxh3"
 )
+
+// ContentTypeJSON is the Content-Type of every response.
+const ContentTypeJSON = "application/json; charset=utf-8"
+
+// Cache-Control values.
+const (
+	CacheKeyed   = "private, no-cache" // per-key data: revalidate with the ETag
+	CacheNone    = "no-store"          // errors and health
+	CachePublic  = "public, max-age=300"
+	RetryAfter   = "60" // Retry-After of a 429, in seconds
+	authenticate = `Bearer realm="feedapi"`
+)
+
+// Writer writes envelopes into pooled buffers and sends them; errors that
+// are not shown to clients are logged to its logger with the request id.
+type Writer struct {
+	log   *slog.Logger
+	bufs  bufferPool
+	gzips gzipPool
+}
+
+// New returns a Writer logging to log.
+func New(log *slog.Logger) *Writer { return &Writer{log: log} }
+
+// Buffer returns a pooled buffer; Send takes it back, or Release.
+func (e *Writer) Buffer() *bytes.Buffer { return e.bufs.get() }
+
+// Release gives buf back to the pool.
+func (e *Writer) Release(buf *bytes.Buffer) { e.bufs.put(buf) }
 
 // gzipMinSize is the smallest body worth compressing: below it the gzip
 // header and trailer eat most of the gain.
@@ -61,32 +91,32 @@ func (g *gzipPool) get(w io.Writer) *gzip.Writer {
 
 func (g *gzipPool) put(z *gzip.Writer) { g.p.Put(z) }
 
-// send writes a complete JSON body held in buf (and gives buf back to the
+// Send writes a complete JSON body held in buf (and gives buf back to the
 // pool). On a 200 answer to GET or HEAD with tagged >= 0, the strong ETag
 // is a hash of buf[:tagged], and a matching If-None-Match gives 304 with no
 // body. The body is gzipped when the client accepts it and it is at least
 // gzipMinSize; the gzipped representation's ETag carries a "-gz" suffix, as
 // it is a different sequence of bytes. HEAD gets the same headers and no
 // body.
-func (s *server) send(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl string) {
-	s.sendTyped(w, r, status, buf, tagged, "", cacheControl, contentTypeJSON)
+func (e *Writer) Send(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, cacheControl string) {
+	e.SendTyped(w, r, status, buf, tagged, "", cacheControl, ContentTypeJSON)
 }
 
-// etagOf returns the hash of a representation that its ETag carries.
-func etagOf(b []byte) string {
+// ETagOf returns the hash of a representation that its ETag carries.
+func ETagOf(b []byte) string {
 	sum := xxh3.Hash128(b).Bytes()
 	return hex.EncodeToString(sum[:])
 }
 
-// sendTyped is send for a body of the given Content-Type, with the hash of
-// buf[:tagged] given as tag (etagOf), or "" to compute it.
-func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, tag, cacheControl, contentType string) {
-	defer s.bufs.put(buf)
+// SendTyped is Send for a body of the given Content-Type, with the hash of
+// buf[:tagged] given as tag (ETagOf), or "" to compute it.
+func (e *Writer) SendTyped(w http.ResponseWriter, r *http.Request, status int, buf *bytes.Buffer, tagged int, tag, cacheControl, contentType string) {
+	defer e.bufs.put(buf)
 	body := buf.Bytes()
-	zip := s.headers(w, r, len(body), cacheControl, contentType)
+	zip := Headers(w, r, len(body), cacheControl, contentType)
 	if tagged >= 0 && status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		if tag == "" {
-			tag = etagOf(body[:tagged])
+			tag = ETagOf(body[:tagged])
 		}
 		if notModified(w, r, tag, zip) {
 			return
@@ -94,12 +124,12 @@ func (s *server) sendTyped(w http.ResponseWriter, r *http.Request, status int, b
 	}
 	h := w.Header()
 	if zip {
-		zbuf := s.bufs.get()
-		defer s.bufs.put(zbuf)
-		z := s.gzips.get(zbuf)
+		zbuf := e.bufs.get()
+		defer e.bufs.put(zbuf)
+		z := e.gzips.get(zbuf)
 		_, _ = z.Write(body) // writes to a bytes.Buffer do not fail
 		_ = z.Close()
-		s.gzips.put(z)
+		e.gzips.put(z)
 		body = zbuf.Bytes()
 		h.Set("Content-Encoding", "gzip")
 	}
@@ -131,9 +161,9 @@ func writeTime(n int) time.Duration {
 	return minWriteTime + time.Duration(n)*time.Second/minWriteRate
 }
 
-// headers sets the headers of a JSON answer of n bytes (before gzip) and
+// Headers sets the headers of a JSON answer of n bytes (before gzip) and
 // reports whether it is to be gzipped.
-func (s *server) headers(w http.ResponseWriter, r *http.Request, n int, cacheControl, contentType string) (zip bool) {
+func Headers(w http.ResponseWriter, r *http.Request, n int, cacheControl, contentType string) (zip bool) {
 	h := w.Header()
 	h["Content-Type"] = []string{contentType}
 	h["Cache-Control"] = []string{cacheControl}

@@ -1,4 +1,10 @@
-package rest
+// Package envelope writes every answer of the REST layer: the success and
+// error envelopes ({"data","pagination","meta"} and {"error","meta"}), the
+// one table from domain error codes to HTTP statuses (the contract's), the
+// request id, and the bytes on the wire: pooled buffers, gzip, the strong
+// ETag and its 304, Vary and the write deadline of a body. It knows nothing
+// of routes, keys' budgets or queries; rest and rest/auth write through it.
+package envelope
 
 import (
 	"bytes"
@@ -6,30 +12,23 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/keys"
 	"github.com/feedapi/feedapi/rest/contract"
+	"github.com/feedapi/feedapi/rest/metrics"
 )
 
 // APIVersion is the version of the REST API, reported in meta.api_version.
 const APIVersion = contract.APIVersion
-
-// contentTypeJSON is the Content-Type of every response.
-const contentTypeJSON = "application/json; charset=utf-8"
-
-// Cache-Control values.
-const (
-	cacheKeyed   = "private, no-cache" // per-key data: revalidate with the ETag
-	cacheNone    = "no-store"          // errors and health
-	cachePublic  = "public, max-age=300"
-	retryAfter   = "60" // Retry-After of a 429, in seconds
-	authenticate = `Bearer realm="feedapi"`
-)
 
 // internalMessage is the whole client-facing text of every 500.
 const internalMessage = "internal error; retry, then contact support with meta.request_id"
@@ -39,9 +38,9 @@ const internalMessage = "internal error; retry, then contact support with meta.r
 // served as internal errors.
 func statusOf(code apperr.Code) (status int, ok bool) { return contract.StatusOf(code) }
 
-// publicCode reports whether an error of this code is shown to clients as
+// PublicCode reports whether an error of this code is shown to clients as
 // it is (every known code but internal).
-func publicCode(code apperr.Code) bool {
+func PublicCode(code apperr.Code) bool {
 	_, ok := statusOf(code)
 	return ok && code != apperr.Internal
 }
@@ -53,21 +52,22 @@ type requestState struct {
 
 type requestStateKey struct{}
 
-func withRequestState(ctx context.Context, st *requestState) context.Context {
-	return context.WithValue(ctx, requestStateKey{}, st)
+// WithRequestID returns ctx carrying the request id id.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestStateKey{}, &requestState{id: id})
 }
 
-// requestID returns the id of the request ctx belongs to ("" outside one).
-func requestID(ctx context.Context) string {
+// RequestID returns the id of the request ctx belongs to ("" outside one).
+func RequestID(ctx context.Context) string {
 	if st, ok := ctx.Value(requestStateKey{}).(*requestState); ok {
 		return st.id
 	}
 	return ""
 }
 
-// newRequestID returns 32 hex digits: 48 bits of Unix milliseconds, so ids
+// NewRequestID returns 32 hex digits: 48 bits of Unix milliseconds, so ids
 // sort by time in logs, then 80 random bits, so they never repeat.
-func newRequestID(now time.Time) string {
+func NewRequestID(now time.Time) string {
 	var b [16]byte
 	var ms [8]byte
 	binary.BigEndian.PutUint64(ms[:], uint64(now.UnixMilli()))
@@ -76,49 +76,49 @@ func newRequestID(now time.Time) string {
 	return hex.EncodeToString(b[:])
 }
 
-// success is a successful result of an endpoint, before it is written.
-type success struct {
-	status     int    // 0 means 200
-	data       []byte // the JSON value of data
-	paged      bool   // pagination is an object (else null)
-	hasMore    bool
-	nextCursor []byte // JSON string; nil for null
-	units      string // meta.units, "" for none
-	position   []byte // meta.position, a JSON string or null; nil for none
-	cache      string // Cache-Control; "" means cacheKeyed
+// Success is a successful result of an endpoint, before it is written.
+type Success struct {
+	Status     int    // 0 means 200
+	Data       []byte // the JSON value of data
+	Paged      bool   // pagination is an object (else null)
+	HasMore    bool
+	NextCursor []byte // JSON string; nil for null
+	Units      string // meta.units, "" for none
+	Position   []byte // meta.position, a JSON string or null; nil for none
+	Cache      string // Cache-Control; "" means CacheKeyed
 }
 
-// writeSuccess writes {"data":…,"pagination":…,"meta":…}. meta.request_id
+// Success writes {"data":…,"pagination":…,"meta":…}. meta.request_id
 // comes last, so that everything before it (data, pagination and the rest of
 // meta) is the part the ETag covers: the request id differs per response,
 // the representation does not.
-func (s *server) writeSuccess(w http.ResponseWriter, r *http.Request, res success) {
-	buf, tagged := s.envelope(r, res)
-	status, cache := res.status, res.cache
+func (e *Writer) Success(w http.ResponseWriter, r *http.Request, res Success) {
+	buf, tagged := e.Envelope(r, res)
+	status, cache := res.Status, res.Cache
 	if status == 0 {
 		status = http.StatusOK
 	}
 	if cache == "" {
-		cache = cacheKeyed
+		cache = CacheKeyed
 	}
-	s.send(w, r, status, buf, tagged, cache)
+	e.Send(w, r, status, buf, tagged, cache)
 }
 
-// envelope writes res's envelope into a pooled buffer and returns it with
+// Envelope writes res's envelope into a pooled buffer and returns it with
 // the length of the part the ETag covers (all but meta.request_id).
-func (s *server) envelope(r *http.Request, res success) (buf *bytes.Buffer, tagged int) {
-	buf = s.bufs.get()
+func (e *Writer) Envelope(r *http.Request, res Success) (buf *bytes.Buffer, tagged int) {
+	buf = e.bufs.get()
 	buf.WriteString(`{"data":`)
-	buf.Write(res.data)
+	buf.Write(res.Data)
 	buf.WriteString(`,"pagination":`)
-	if res.paged {
+	if res.Paged {
 		buf.WriteString(`{"next_cursor":`)
-		if res.hasMore && res.nextCursor != nil {
-			buf.Write(res.nextCursor)
+		if res.HasMore && res.NextCursor != nil {
+			buf.Write(res.NextCursor)
 		} else {
 			buf.WriteString("null")
 		}
-		if res.hasMore {
+		if res.HasMore {
 			buf.WriteString(`,"has_more":true}`)
 		} else {
 			buf.WriteString(`,"has_more":false}`)
@@ -126,9 +126,9 @@ func (s *server) envelope(r *http.Request, res success) (buf *bytes.Buffer, tagg
 	} else {
 		buf.WriteString("null")
 	}
-	writeMeta(buf, r.Context(), res.units)
+	writeMeta(buf, r.Context(), res.Units)
 	tagged = buf.Len()
-	writePosition(buf, res.position)
+	writePosition(buf, res.Position)
 	writeRequestID(buf, r.Context())
 	return buf, tagged
 }
@@ -144,36 +144,36 @@ func writePosition(buf *bytes.Buffer, position []byte) {
 	}
 }
 
-// writeError writes {"error":{"code","message"},"meta":…} for err. A domain
+// Error writes {"error":{"code","message"},"meta":…} for err. A domain
 // error is shown with its code and message; anything else is logged with
 // the request id and shown as a generic internal error.
-func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	s.writeErrorStatus(w, r, 0, err)
+func (e *Writer) Error(w http.ResponseWriter, r *http.Request, err error) {
+	e.ErrorStatus(w, r, 0, err)
 }
 
-// writeErrorStatus is writeError with the HTTP status given, for the few
+// ErrorStatus is Error with the HTTP status given, for the few
 // answers whose status is not their code's (431 is a bad_request); 0 takes
 // the code's status.
-func (s *server) writeErrorStatus(w http.ResponseWriter, r *http.Request, status int, err error) {
+func (e *Writer) ErrorStatus(w http.ResponseWriter, r *http.Request, status int, err error) {
 	ctx := r.Context()
 	code, message := apperr.Internal, internalMessage
-	if d := apperr.As(err); d != nil && publicCode(d.Code) {
+	if d := apperr.As(err); d != nil && PublicCode(d.Code) {
 		code, message = d.Code, d.Message
 	} else {
 		level := slog.LevelError
-		if clientClosed(ctx) {
+		if ClientClosed(ctx) {
 			// The client went away; whatever the abandoned work ended
 			// with (context.Canceled, or the driver's "bad connection"
 			// when the pool's reset ping was cut short) is its consequence,
 			// and nobody reads the answer.
 			level = slog.LevelDebug
 		}
-		s.log.Log(ctx, level, "internal error",
-			slog.String("request_id", requestID(ctx)),
+		e.log.Log(ctx, level, "internal error",
+			slog.String("request_id", RequestID(ctx)),
 			slog.String("method", r.Method),
 			// The route pattern, not the path: a client may paste anything,
 			// a key included, into a path.
-			slog.String("route", routePattern(r)),
+			slog.String("route", RoutePattern(r)),
 			slog.Any("error", err))
 	}
 	if status == 0 {
@@ -184,17 +184,17 @@ func (s *server) writeErrorStatus(w http.ResponseWriter, r *http.Request, status
 	case http.StatusUnauthorized:
 		h.Set("Www-Authenticate", authenticate) // canonical form of WWW-Authenticate
 	case http.StatusTooManyRequests:
-		h.Set("Retry-After", retryAfter)
+		h.Set("Retry-After", RetryAfter)
 	}
-	buf := s.bufs.get()
+	buf := e.bufs.get()
 	buf.WriteString(`{"error":{"code":`)
-	appendJSONString(buf, string(code))
+	AppendJSONString(buf, string(code))
 	buf.WriteString(`,"message":`)
-	appendJSONString(buf, message)
+	AppendJSONString(buf, message)
 	buf.WriteByte('}')
 	writeMeta(buf, ctx, "")
 	writeRequestID(buf, ctx)
-	s.send(w, r, status, buf, -1, cacheNone)
+	e.Send(w, r, status, buf, -1, CacheNone)
 }
 
 // writeMeta writes `,"meta":{"api_version":…,"tier":…[,"units":…]`, leaving
@@ -202,25 +202,25 @@ func (s *server) writeErrorStatus(w http.ResponseWriter, r *http.Request, status
 func writeMeta(buf *bytes.Buffer, ctx context.Context, units string) {
 	buf.WriteString(`,"meta":{"api_version":"` + APIVersion + `","tier":`)
 	if p, ok := keys.FromContext(ctx); ok {
-		appendJSONString(buf, string(p.Tier))
+		AppendJSONString(buf, string(p.Tier))
 	} else {
 		buf.WriteString("null")
 	}
 	if units != "" {
 		buf.WriteString(`,"units":`)
-		appendJSONString(buf, units)
+		AppendJSONString(buf, units)
 	}
 }
 
 // writeRequestID closes the envelope with meta.request_id.
 func writeRequestID(buf *bytes.Buffer, ctx context.Context) {
 	buf.WriteString(`,"request_id":`)
-	appendJSONString(buf, requestID(ctx))
+	AppendJSONString(buf, RequestID(ctx))
 	buf.WriteString("}}")
 }
 
-// appendJSONString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func appendJSONString(buf *bytes.Buffer, s string) {
+// AppendJSONString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func AppendJSONString(buf *bytes.Buffer, s string) {
 	const hexDigits = "0123456789abcdef"
 	buf.WriteByte('"')
 	start := 0
@@ -263,4 +263,46 @@ func appendJSONString(buf *bytes.Buffer, s string) {
 	}
 	buf.WriteString(s[start:])
 	buf.WriteByte('"')
+}
+
+// RoutePattern returns the chi pattern that matched r (such as
+// /v1/posts/{id}), or metrics.RouteUnmatched: a bounded set of values, safe for
+// metric labels and logs, unlike the path a client sent.
+func RoutePattern(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
+	}
+	return metrics.RouteUnmatched
+}
+
+// ClientClosed reports whether ctx, a request's context, was cancelled
+// because its client went away (not by the request timeout).
+func ClientClosed(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled)
+}
+
+// Truncate shortens client-supplied text echoed in messages and logs.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// SendCached answers with a cached page (rest/pollcache): body is its
+// envelope up to meta.position, tag the hash of body. 304 when
+// If-None-Match names it, else body with position and this request's id.
+func (e *Writer) SendCached(w http.ResponseWriter, r *http.Request, body, position []byte, tag string) {
+	n := len(body) + len(`,"position":`) + len(position) + len(`,"request_id":""}}`) + 32
+	zip := Headers(w, r, n, CacheKeyed, ContentTypeJSON)
+	if notModified(w, r, tag, zip) {
+		return
+	}
+	buf := e.bufs.get()
+	buf.Write(body)
+	writePosition(buf, position)
+	writeRequestID(buf, r.Context())
+	e.SendTyped(w, r, http.StatusOK, buf, len(body), tag, CacheKeyed, ContentTypeJSON)
 }

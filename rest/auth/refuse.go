@@ -1,4 +1,4 @@
-package rest
+package auth
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/feedapi/feedapi/rest/envelope"
 	"github.com/feedapi/feedapi/rest/metrics"
 	"github.com/feedapi/feedapi/rest/ratelimit"
 )
@@ -35,16 +36,18 @@ const (
 	DefaultRefusalLogInterval = 10 * time.Second
 )
 
-// refuser answers, first in the chain, the requests that authenticate
+// refuser answers, first in the chain, the requests that Authenticate
 // would answer 429 because their client IP's failed-authentication budget
 // is spent: before the request id middleware's bookkeeping, the access log,
 // CORS and routing of the full handler, with a pre-rendered envelope. It
-// knows a client IP is spent from authenticate (refuseAuth notes until when),
+// knows a client IP is spent from Authenticate (refuseAuth notes until when),
 // so it adds no lookup of its own to the rate store; after that time the
 // request takes the full path, which asks the store again.
 type refuser struct {
 	blocked  blockedIPs
 	log      *refusalLog
+	metrics  *metrics.Metrics
+	tooLarge func(*http.Request) bool // the full path answers 431
 	clock    func() time.Time
 	delay    time.Duration
 	holdMax  int64
@@ -62,11 +65,13 @@ type refuser struct {
 // Constant header values of an early refusal, shared by every answer
 // (net/http only reads them).
 var (
-	refusalContentType = []string{contentTypeJSON}
-	refusalCache       = []string{cacheNone}
+	refusalContentType = []string{envelope.ContentTypeJSON}
+	refusalCache       = []string{envelope.CacheNone}
 	refusalNosniff     = []string{"nosniff"}
-	refusalRetryAfter  = []string{retryAfter}
+	refusalRetryAfter  = []string{envelope.RetryAfter}
 	refusalRemaining   = []string{"0"}
+	refusalVary        = []string{"Accept-Encoding"}
+	refusalVaryCORS    = []string{"Origin", "Accept-Encoding"}
 )
 
 // refusalBodyEnd closes the envelope after the request id.
@@ -75,20 +80,23 @@ const refusalBodyEnd = `"}}`
 // newRefuser returns the early refusal of a budget of authFailures; cors
 // says whether browser origins are allowed, whose answers all vary by
 // Origin.
-func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, holdMax int, log *refusalLog, cors bool) *refuser {
+func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, holdMax int, log *refusalLog, cors bool,
+	m *metrics.Metrics, tooLarge func(*http.Request) bool) *refuser {
 	window := int64(ratelimit.Window / time.Second)
 	q := strconv.Itoa(authFailures)
 	f := &refuser{
-		log:     log,
-		clock:   clock,
-		delay:   delay,
-		holdMax: int64(holdMax),
-		policy:  []string{ratelimit.PolicyAuthFailed + `;q=` + q + `;w=` + strconv.FormatInt(window, 10)},
-		limit:   []string{q},
-		vary:    varyAcceptEncoding,
+		log:      log,
+		metrics:  m,
+		tooLarge: tooLarge,
+		clock:    clock,
+		delay:    delay,
+		holdMax:  int64(holdMax),
+		policy:   []string{ratelimit.PolicyAuthFailed + `;q=` + q + `;w=` + strconv.FormatInt(window, 10)},
+		limit:    []string{q},
+		vary:     refusalVary,
 	}
 	if cors {
-		f.vary = []string{"Origin", "Accept-Encoding"}
+		f.vary = refusalVaryCORS
 	}
 	for t := int64(0); t <= window; t++ {
 		ts := strconv.FormatInt(t, 10)
@@ -97,7 +105,7 @@ func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, h
 	}
 	f.body = []byte(`{"error":{"code":"rate_limited","message":` +
 		strconv.Quote(authBudgetMessage(authFailures)) +
-		`},"meta":{"api_version":"` + APIVersion + `","tier":null,"request_id":"`)
+		`},"meta":{"api_version":"` + envelope.APIVersion + `","tier":null,"request_id":"`)
 	f.length = []string{strconv.Itoa(len(f.body) + 32 + len(refusalBodyEnd))} // request ids are 32 hex digits
 	f.ctxs.New = func() any { return chi.NewRouteContext() }
 	return f
@@ -107,50 +115,7 @@ func newRefuser(authFailures int, clock func() time.Time, delay time.Duration, h
 // budget.
 func authBudgetMessage(limit int) string {
 	return "too many failed authentications from this address: at most " + strconv.Itoa(limit) +
-		" per minute; retry after " + retryAfter + " seconds"
-}
-
-// earlyRefusal is the whole API's handler: mux, its router, behind the
-// early refusal. keyed holds the patterns authenticate guards.
-type earlyRefusal struct {
-	s     *server
-	mux   *chi.Mux
-	keyed map[string]bool
-}
-
-func (e *earlyRefusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s, f := e.s, e.s.refuser
-	if f.blocked.empty() {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	start := time.Now()
-	ip := s.clientIP(r)
-	reset, spent := f.blocked.remaining(ip, f.clock())
-	if !spent {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	// What the full path would answer differently: CORS headers for a
-	// browser, 431 for a header too large, the GraphQL routes' own pages
-	// and transports, a key that works.
-	route := ""
-	if r.URL.Path != "/graphql" && len(r.Header["Origin"]) == 0 && headerBytes(r) <= MaxHeaderBytes {
-		route = f.match(e.mux, r)
-	}
-	if !e.keyed[route] {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	if secret, ok := bearer(r.Header.Values("Authorization")); ok && s.verified.has(secret) {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	id := newRequestID(start)
-	f.hold(r.Context())
-	f.write(w, r, id, reset)
-	f.log.add(ip, id)
-	s.metrics.ObserveRequest(r.Method, route, http.StatusTooManyRequests, time.Since(start), metrics.ScopeAuth)
+		" per minute; retry after " + envelope.RetryAfter + " seconds"
 }
 
 // match returns the pattern of the route r takes, or "".
@@ -186,7 +151,7 @@ func (f *refuser) hold(ctx context.Context) {
 }
 
 // write writes the pre-rendered 429: the headers and body that
-// authenticate's refusal has (a test keeps them equal), reset being the
+// Authenticate's refusal has (a test keeps them equal), reset being the
 // time until the budget allows a request again.
 func (f *refuser) write(w http.ResponseWriter, r *http.Request, id string, reset time.Duration) {
 	window := int64(ratelimit.Window / time.Second)

@@ -1,10 +1,10 @@
-package rest
+package auth
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/feedapi/feedapi/graph/apperr"
+	"github.com/feedapi/feedapi/rest/contract"
 	"github.com/feedapi/feedapi/rest/ratelimit"
 )
 
@@ -29,7 +29,7 @@ func conditional(r *http.Request) bool {
 // been, and the handler's writes are dropped.
 type countUnlessNotModified struct {
 	http.ResponseWriter
-	s       *server
+	g       *Guard
 	r       *http.Request
 	budget  string
 	limit   int
@@ -45,18 +45,17 @@ func (c *countUnlessNotModified) decide(code int) {
 	if code == http.StatusNotModified {
 		return
 	}
-	d := c.s.rates.Take(c.r.Context(), c.budget, c.limit)
+	d := c.g.rates.Take(c.r.Context(), c.budget, c.limit)
 	h := c.ResponseWriter.Header()
 	ratelimit.SetHeaders(h, ratelimit.PolicyDefault, c.limit, d)
 	if d.Allowed {
 		return
 	}
 	c.refused = true
-	for _, name := range []string{"Etag", "Content-Encoding", "Content-Length", hPollInterval} {
+	for _, name := range []string{"Etag", "Content-Encoding", "Content-Length", contract.PollIntervalHeader} {
 		delete(h, name)
 	}
-	c.s.writeError(c.ResponseWriter, c.r, apperr.New(apperr.RateLimited,
-		"rate limit of "+strconv.Itoa(c.limit)+" requests per minute exceeded; retry after "+retryAfter+" seconds"))
+	c.g.env.Error(c.ResponseWriter, c.r, apperr.New(apperr.RateLimited, rateLimitedMessage(c.limit)))
 }
 
 func (c *countUnlessNotModified) WriteHeader(code int) {

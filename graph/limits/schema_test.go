@@ -16,7 +16,7 @@ import (
 // where they describe them: every argument that takes one of these bounds
 // names the value declared here, and no other.
 func TestSchemaDocStringsStateTheLimits(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "schema.graphqls"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "schema.graphqls"))
 	if err != nil {
 		t.Fatal(err)
 	}
