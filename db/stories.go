@@ -250,8 +250,8 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	if err != nil {
 		return nil, err
 	}
-	for i := range dbMembers {
-		add(&dbMembers[i])
+	for _, m := range dbMembers {
+		add(m)
 	}
 	for _, ms := range a.recent {
 		for i := range ms {
@@ -266,10 +266,12 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		return int(items[x].ID - items[y].ID)
 	})
 	var fresh []*storyDelta // new stories, numbered once counted
+	var cands []story.Candidate
+	seen := map[*member]bool{}
 	for _, i := range order {
 		it := &items[i]
-		var cands []story.Candidate
-		seen := map[*member]bool{}
+		cands = cands[:0]
+		clear(seen)
 		for _, b := range bands[i] {
 			for _, m := range byBand[b] {
 				if !seen[m] {
@@ -401,14 +403,18 @@ func storedStories(ctx context.Context, q Querier, kind ItemKind, ids []int64) (
 
 // probeSQL finds the indexed items that share a band with the new items
 // and were seen within the window: one probe of story_bands_probe_idx per
-// band, reading at most story.MaxPerBand items of it, the most recent.
-const probeSQL = `SELECT m.kind::text, m.item_id, m.story_id, m.seen_at, m.features, m.story_start
-	FROM story_members m
-	WHERE (m.kind, m.item_id) IN (SELECT b.kind, b.item_id FROM unnest($1::bigint[]) k,
-		LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
-			ORDER BY seen_at DESC LIMIT $4) b)`
+// band, reading at most story.MaxPerBand items of it, the most recent. An
+// item comes once per band it shares, with the band, so that the caller
+// files it under the bands it matched without computing its bands again;
+// its features come once, on its first row.
+const probeSQL = `SELECT b.k, b.kind::text, b.item_id, m.story_id, m.seen_at, m.story_start,
+		CASE WHEN row_number() OVER (PARTITION BY b.kind, b.item_id) = 1 THEN m.features END
+	FROM unnest($1::bigint[]) k,
+		LATERAL (SELECT k, kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
+			ORDER BY seen_at DESC LIMIT $4) b
+		JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
 
-func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time) ([]member, error) {
+func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time) ([]*member, error) {
 	if len(bands) == 0 {
 		return nil, nil
 	}
@@ -418,22 +424,34 @@ func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time)
 	if err != nil {
 		return nil, fmt.Errorf("stories: probe bands: %w", err)
 	}
-	var out []member
+	var out []*member
+	byItem := map[itemKey]*member{}
 	for rows.Next() {
-		var m member
-		var kind string
-		var enc string
-		if err := rows.Scan(&kind, &m.id, &m.story, &m.at, &enc, &m.start); err != nil {
+		var (
+			band, id, st int64
+			kind         string
+			at, start    time.Time
+			enc          *string
+		)
+		if err := rows.Scan(&band, &kind, &id, &st, &at, &start, &enc); err != nil {
 			return nil, fmt.Errorf("stories: probe bands: %w", err)
 		}
-		if len(kind) == 1 {
-			m.kind = ItemKind(kind[0])
+		if len(kind) != 1 {
+			return nil, fmt.Errorf("stories: probe bands: item kind %q", kind)
 		}
-		if m.f, err = story.Decode(enc); err != nil {
-			return nil, err
+		key := itemKey{ItemKind(kind[0]), id}
+		m := byItem[key]
+		if m == nil {
+			m = &member{kind: key.kind, id: id, story: st, at: at, start: start}
+			byItem[key] = m
+			out = append(out, m)
 		}
-		m.bands = m.f.Bands()
-		out = append(out, m)
+		if enc != nil {
+			if m.f, err = story.Decode(*enc); err != nil {
+				return nil, err
+			}
+		}
+		m.bands = append(m.bands, band)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("stories: probe bands: %w", err)
@@ -479,16 +497,30 @@ const upsertStoriesSQL = `INSERT INTO stories AS s (id, first_seen_at, last_seen
 		coins = ARRAY(SELECT DISTINCT x FROM unnest(s.coins || EXCLUDED.coins) x ORDER BY x),
 		panes = ARRAY(SELECT DISTINCT x FROM unnest(s.panes || EXCLUDED.panes) x ORDER BY x)`
 
-const insertMembersSQL = `INSERT INTO story_members (kind, item_id, story_id, seen_at, story_start, features)
-	SELECT k::"char", i, s, t, st, f FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::text[]) AS v(k, i, s, t, st, f)
-	ON CONFLICT DO NOTHING`
-
-const insertBandsSQL = `INSERT INTO story_bands (band, seen_at, kind, item_id)
-	SELECT b, t, k::"char", i FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::bigint[]) AS v(b, t, k, i)`
+// insertIndexSQL indexes the members of a batch: their features and their
+// bands, in one statement.
+const insertIndexSQL = `WITH members AS (
+		INSERT INTO story_members (kind, item_id, story_id, seen_at, story_start, features)
+		SELECT k::"char", i, s, t, st, f FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::text[]) AS v(k, i, s, t, st, f)
+		ON CONFLICT DO NOTHING)
+	INSERT INTO story_bands (band, seen_at, kind, item_id)
+	SELECT b, t, k::"char", i FROM unnest($7::bigint[], $8::timestamptz[], $9::text[], $10::bigint[]) AS v(b, t, k, i)`
 
 // Write writes the plan: in the transaction that writes its items, so that
 // the stories and the items commit together.
 func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
+	if err := p.WriteIndex(ctx, q); err != nil {
+		return err
+	}
+	return p.WriteStories(ctx, q)
+}
+
+// WriteStories creates the plan's new stories and adds its items to the
+// others. It locks the rows of those stories until the transaction ends: a
+// writer that writes plans concurrently runs the WriteStories of its plans
+// one after the other, in the order they commit (the index rows of
+// WriteIndex lock nothing another plan writes).
+func (p *StoryPlan) WriteStories(ctx context.Context, q Querier) error {
 	if p == nil || len(p.stories) == 0 {
 		return nil
 	}
@@ -517,7 +549,13 @@ func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
 	if err := q.Exec(ctx, upsertStoriesSQL, ids, first, last, sizes, heads, sources, coinsCol, panes); err != nil {
 		return fmt.Errorf("stories: write stories: %w", err)
 	}
-	if len(p.members) == 0 {
+	return nil
+}
+
+// WriteIndex indexes the plan's members (the first items of their stories)
+// for the probes of later items.
+func (p *StoryPlan) WriteIndex(ctx context.Context, q Querier) error {
+	if p == nil || len(p.members) == 0 {
 		return nil
 	}
 	var (
@@ -543,11 +581,8 @@ func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
 			bBand, bSeen, bKind, bItem = append(bBand, b), append(bSeen, m.at), append(bKind, string(rune(m.kind))), append(bItem, m.id)
 		}
 	}
-	if err := q.Exec(ctx, insertMembersSQL, kinds, items, stories, seen, starts, features); err != nil {
-		return fmt.Errorf("stories: write members: %w", err)
-	}
-	if err := q.Exec(ctx, insertBandsSQL, bBand, bSeen, bKind, bItem); err != nil {
-		return fmt.Errorf("stories: write bands: %w", err)
+	if err := q.Exec(ctx, insertIndexSQL, kinds, items, stories, seen, starts, features, bBand, bSeen, bKind, bItem); err != nil {
+		return fmt.Errorf("stories: write index: %w", err)
 	}
 	return nil
 }
