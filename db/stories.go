@@ -1,10 +1,12 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +116,16 @@ func (q PgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 type StoryAssigner struct {
 	recent   [2][]member          // the members of the last two plans
 	assigned [2]map[itemKey]int64 // the story of every item of the last two plans
+	// ids are story ids drawn from the sequence and not used yet: a
+	// writer of many batches draws them in growing blocks, so that most
+	// batches need no statement of their own for their new stories.
+	ids   []int64
+	block int
 }
+
+// maxIDBlock bounds the story ids an assigner draws ahead: ids drawn and
+// never used are gaps in the sequence, as a rolled back insert leaves.
+const maxIDBlock = 1024
 
 type itemKey struct {
 	kind ItemKind
@@ -300,7 +311,7 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		}
 	}
 	if len(fresh) > 0 {
-		ids, err := newStoryIDs(ctx, q, len(fresh))
+		ids, err := a.newIDs(ctx, q, len(fresh))
 		if err != nil {
 			return nil, err
 		}
@@ -403,16 +414,16 @@ func storedStories(ctx context.Context, q Querier, kind ItemKind, ids []int64) (
 
 // probeSQL finds the indexed items that share a band with the new items
 // and were seen within the window: one probe of story_bands_probe_idx per
-// band, reading at most story.MaxPerBand items of it, the most recent. An
-// item comes once per band it shares, with the band, so that the caller
-// files it under the bands it matched without computing its bands again;
-// its features come once, on its first row.
-const probeSQL = `SELECT b.k, b.kind::text, b.item_id, m.story_id, m.seen_at, m.story_start,
-		CASE WHEN row_number() OVER (PARTITION BY b.kind, b.item_id) = 1 THEN m.features END
-	FROM unnest($1::bigint[]) k,
-		LATERAL (SELECT k, kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
-			ORDER BY seen_at DESC LIMIT $4) b
-		JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
+// band, reading at most story.MaxPerBand items of it, the most recent.
+// Each item comes once, with the bands it was found by (so that the caller
+// files it under them without computing its bands again).
+const probeSQL = `SELECT b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_start, m.features
+	FROM (SELECT l.kind, l.item_id, array_to_string(array_agg(k), ',') AS bands
+		FROM unnest($1::bigint[]) k,
+			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
+				ORDER BY seen_at DESC LIMIT $4) l
+		GROUP BY l.kind, l.item_id) b
+	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
 
 func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time) ([]*member, error) {
 	if len(bands) == 0 {
@@ -425,38 +436,50 @@ func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time)
 		return nil, fmt.Errorf("stories: probe bands: %w", err)
 	}
 	var out []*member
-	byItem := map[itemKey]*member{}
 	for rows.Next() {
-		var (
-			band, id, st int64
-			kind         string
-			at, start    time.Time
-			enc          *string
-		)
-		if err := rows.Scan(&band, &kind, &id, &st, &at, &start, &enc); err != nil {
+		m := &member{}
+		var kind, found, enc string
+		if err := rows.Scan(&kind, &m.id, &found, &m.story, &m.at, &m.start, &enc); err != nil {
 			return nil, fmt.Errorf("stories: probe bands: %w", err)
 		}
 		if len(kind) != 1 {
 			return nil, fmt.Errorf("stories: probe bands: item kind %q", kind)
 		}
-		key := itemKey{ItemKind(kind[0]), id}
-		m := byItem[key]
-		if m == nil {
-			m = &member{kind: key.kind, id: id, story: st, at: at, start: start}
-			byItem[key] = m
-			out = append(out, m)
-		}
-		if enc != nil {
-			if m.f, err = story.Decode(*enc); err != nil {
-				return nil, err
+		m.kind = ItemKind(kind[0])
+		for b := range strings.SplitSeq(found, ",") {
+			v, err := strconv.ParseInt(b, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("stories: probe bands: band %q: %w", b, err)
 			}
+			m.bands = append(m.bands, v)
 		}
-		m.bands = append(m.bands, band)
+		if m.f, err = story.Decode(enc); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("stories: probe bands: %w", err)
 	}
 	return out, nil
+}
+
+// newIDs returns n story ids, in increasing order: drawn before, or drawn
+// now with more for the next batches (twice as many as last time, up to
+// maxIDBlock).
+func (a *StoryAssigner) newIDs(ctx context.Context, q Querier, n int) ([]int64, error) {
+	if len(a.ids) < n {
+		a.block = min(max(2*a.block, 1), maxIDBlock)
+		more, err := newStoryIDs(ctx, q, n-len(a.ids)+a.block)
+		if err != nil {
+			return nil, err
+		}
+		a.ids = append(a.ids, more...)
+		slices.Sort(a.ids)
+	}
+	ids := slices.Clone(a.ids[:n])
+	a.ids = a.ids[n:]
+	return ids, nil
 }
 
 func newStoryIDs(ctx context.Context, q Querier, n int) ([]int64, error) {
@@ -570,7 +593,13 @@ func (p *StoryPlan) WriteIndex(ctx context.Context, q Querier) error {
 		bKind    []string
 		bItem    []int64
 	)
-	for _, m := range p.members {
+	type bandRow struct {
+		band int64
+		m    *member
+	}
+	var rows []bandRow
+	for i := range p.members {
+		m := &p.members[i]
 		kinds = append(kinds, string(rune(m.kind)))
 		items = append(items, m.id)
 		stories = append(stories, m.story)
@@ -578,8 +607,14 @@ func (p *StoryPlan) WriteIndex(ctx context.Context, q Querier) error {
 		starts = append(starts, m.start)
 		features = append(features, m.f.Encode())
 		for _, b := range m.bands {
-			bBand, bSeen, bKind, bItem = append(bBand, b), append(bSeen, m.at), append(bKind, string(rune(m.kind))), append(bItem, m.id)
+			rows = append(rows, bandRow{b, m})
 		}
+	}
+	// In index order: the inserts walk the band index's pages in order
+	// rather than at random.
+	slices.SortFunc(rows, func(x, y bandRow) int { return cmp.Compare(x.band, y.band) })
+	for _, r := range rows {
+		bBand, bSeen, bKind, bItem = append(bBand, r.band), append(bSeen, r.m.at), append(bKind, string(rune(r.m.kind))), append(bItem, r.m.id)
 	}
 	if err := q.Exec(ctx, insertIndexSQL, kinds, items, stories, seen, starts, features, bBand, bSeen, bKind, bItem); err != nil {
 		return fmt.Errorf("stories: write index: %w", err)

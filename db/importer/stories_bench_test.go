@@ -127,7 +127,7 @@ func importRate(b *testing.B, kind importer.Kind, file []byte, lines int, follow
 		b.Fatalf("imported %d of %d lines (%d rejected)", res.Imported, lines, res.Rejected)
 	}
 	var unassigned int
-	if err := bdb.NewRaw("SELECT count(*) FROM " + map[importer.Kind]string{importer.KindPosts: "posts", importer.KindFirehose: "firehose_messages"}[kind] +
+	if err := bdb.NewRaw("SELECT count(*) FROM "+map[importer.Kind]string{importer.KindPosts: "posts", importer.KindFirehose: "firehose_messages"}[kind]+
 		" WHERE story_id IS NULL").Scan(ctx, &unassigned); err != nil {
 		b.Fatal(err)
 	}

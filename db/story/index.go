@@ -46,7 +46,7 @@ const MaxPerBand = 32
 // enough for a story's rewordings to be found by the words of any of its
 // first items, while a story with hundreds of echoes costs no more than a
 // few.
-const MembersIndexed = 4
+const MembersIndexed = 2
 
 // Index is an in-memory index of bands, the model of the database's
 // story_bands table: the labelled set's test and the benchmarks use it.
