@@ -261,12 +261,19 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range dbMembers {
-		add(m)
-	}
+	// The last plans' members, and those of the database that are not
+	// among them (a plan committed already is in both): each counted once,
+	// whether or not the plans before have committed.
+	inRecent := map[itemKey]bool{}
 	for _, ms := range a.recent {
 		for i := range ms {
 			add(&ms[i])
+			inRecent[itemKey{ms[i].kind, ms[i].id}] = true
+		}
+	}
+	for _, m := range dbMembers {
+		if !inRecent[itemKey{m.kind, m.id}] {
+			add(m)
 		}
 	}
 

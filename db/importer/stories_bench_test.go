@@ -154,7 +154,7 @@ func bulk(b *testing.B) *bun.DB {
 
 // export runs query (one text column per row) and returns the rows as
 // lines.
-func export(b *testing.B, bdb *bun.DB, query string) []byte {
+func export(b testing.TB, bdb *bun.DB, query string) []byte {
 	rows, err := bdb.QueryContext(context.Background(), query)
 	if err != nil {
 		b.Fatal(err)
