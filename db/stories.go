@@ -186,48 +186,22 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	if len(items) == 0 {
 		return plan, nil
 	}
-	// Items already stored keep their story (an update of an item does
-	// not move it).
-	stored := map[ItemKind]map[int64]int64{}
-	for _, kind := range []ItemKind{KindPost, KindFirehose} {
-		var ids []int64
-		for _, it := range items {
-			if it.Kind == kind {
-				ids = append(ids, it.ID)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		m, err := storedStories(ctx, q, kind, ids)
-		if err != nil {
-			return nil, err
-		}
-		stored[kind] = m
-	}
-	storyOf := func(it *StoryItem) int64 {
-		if s := stored[it.Kind][it.ID]; s != 0 {
-			return s
-		}
-		// Written by a batch not committed yet.
-		for _, as := range a.assigned {
-			if s := as[itemKey{it.Kind, it.ID}]; s != 0 {
-				return s
-			}
-		}
-		return 0
-	}
-
 	order := make([]int, 0, len(items))
 	feats := make([]story.Features, len(items))
 	bands := make([][]int64, len(items))
-	var probe []int64
+	var probe, postIDs, firehoseIDs []int64
 	var lo, hi time.Time
 	for i := range items {
 		it := &items[i]
-		if s := storyOf(it); s != 0 {
+		// Written by a batch not committed yet: it keeps the story given.
+		if s := a.pending(it); s != 0 {
 			*it.Story = s
 			continue
+		}
+		if it.Kind == KindPost {
+			postIDs = append(postIDs, it.ID)
+		} else {
+			firehoseIDs = append(firehoseIDs, it.ID)
 		}
 		feats[i] = story.Of(it.Title, it.Body)
 		bands[i] = feats[i].Bands()
@@ -243,8 +217,34 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	if len(order) == 0 {
 		return plan, nil
 	}
-	// Candidates: the database's (one probe of the band index for the
-	// whole batch), the last plans', and this batch's own as it goes.
+	// One statement: the stories of the items already stored, the
+	// candidates of the band index, and story ids for the new stories.
+	draw := 0
+	if len(a.ids) < len(order) {
+		draw = len(order) - len(a.ids) + a.block
+		a.block = min(max(2*a.block, 1), maxIDBlock)
+	}
+	look, err := lookup(ctx, q, postIDs, firehoseIDs, probe, lo.Add(-story.Window), hi.Add(story.Window), draw)
+	if err != nil {
+		return nil, err
+	}
+	a.ids = append(a.ids, look.ids...)
+	slices.Sort(a.ids)
+	// Items already stored keep their story (an update of an item does
+	// not move it).
+	order = slices.DeleteFunc(order, func(i int) bool {
+		it := &items[i]
+		if s := look.stored[itemKey{it.Kind, it.ID}]; s != 0 {
+			*it.Story = s
+			return true
+		}
+		return false
+	})
+	if len(order) == 0 {
+		return plan, nil
+	}
+	// Candidates: the database's, the last plans', and this batch's own
+	// as it goes.
 	byBand := map[int64][]*member{}
 	sizes := map[int64]int{} // members indexed per story, as far as known
 	starts := map[int64]time.Time{}
@@ -257,10 +257,6 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 			starts[m.story] = m.start
 		}
 	}
-	dbMembers, err := probeBands(ctx, q, probe, lo.Add(-story.Window), hi.Add(story.Window))
-	if err != nil {
-		return nil, err
-	}
 	// The last plans' members, and those of the database that are not
 	// among them (a plan committed already is in both): each counted once,
 	// whether or not the plans before have committed.
@@ -271,7 +267,7 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 			inRecent[itemKey{ms[i].kind, ms[i].id}] = true
 		}
 	}
-	for _, m := range dbMembers {
+	for _, m := range look.members {
 		if !inRecent[itemKey{m.kind, m.id}] {
 			add(m)
 		}
@@ -318,10 +314,9 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		}
 	}
 	if len(fresh) > 0 {
-		ids, err := a.newIDs(ctx, q, len(fresh))
-		if err != nil {
-			return nil, err
-		}
+		// Drawn with the lookup: at least as many as the items to assign.
+		ids := a.ids[:len(fresh)]
+		a.ids = a.ids[len(fresh):]
 		renumber := map[int64]int64{}
 		for k, d := range fresh {
 			renumber[d.id] = ids[k]
@@ -347,6 +342,17 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	}
 	a.assigned[0], a.assigned[1] = a.assigned[1], assigned
 	return plan, nil
+}
+
+// pending returns the story given to it by one of the last plans (0 for
+// none): an item of a batch not committed yet.
+func (a *StoryAssigner) pending(it *StoryItem) int64 {
+	for _, as := range a.assigned {
+		if s := as[itemKey{it.Kind, it.ID}]; s != 0 {
+			return s
+		}
+	}
+	return 0
 }
 
 // grow counts it in its story's delta.
@@ -398,115 +404,100 @@ func Headline(title, body string) string {
 	return h
 }
 
-// storedStories returns the story of each of ids stored in kind's table (0
-// for a row written before stories existed).
-func storedStories(ctx context.Context, q Querier, kind ItemKind, ids []int64) (map[int64]int64, error) {
-	rows, err := q.Query(ctx, `SELECT id, coalesce(story_id, 0) FROM `+kind.table()+` WHERE id = ANY($1::bigint[])`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
-	}
-	m := map[int64]int64{}
-	for rows.Next() {
-		var id, s int64
-		if err := rows.Scan(&id, &s); err != nil {
-			return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
-		}
-		m[id] = s
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
-	}
-	return m, nil
-}
-
-// probeSQL finds the indexed items that share a band with the new items
-// and were seen within the window: one probe of story_bands_probe_idx per
-// band, reading at most story.MaxPerBand items of it, the most recent.
-// Each item comes once, with the bands it was found by (so that the caller
-// files it under them without computing its bands again).
-const probeSQL = `SELECT b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_start, m.features
+// lookupSQL is the one statement of an assignment: the story of each item
+// already stored ($1 posts, $2 firehose messages; 0 for a row stored before
+// stories existed), rows of kind 's'; $7 story ids drawn from the sequence,
+// rows of kind 'n'; and the indexed items that share a band ($3) with the
+// new items and were seen within the window ($4 to $5): one probe of
+// story_bands_probe_idx per band, reading at most $6 (story.MaxPerBand)
+// items of it, the most recent, each item once with the bands it was found
+// by (so that the caller files it under them without computing its bands
+// again).
+const lookupSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
+		NULL::timestamptz AS seen_at, NULL::timestamptz AS story_start, NULL AS features
+	FROM posts WHERE id = ANY($1::bigint[])
+UNION ALL
+SELECT 's', 'f', id, NULL, coalesce(story_id, 0), NULL, NULL, NULL FROM firehose_messages WHERE id = ANY($2::bigint[])
+UNION ALL
+SELECT 'n', '', 0, NULL, nextval('stories_id_seq'), NULL, NULL, NULL FROM generate_series(1, $7::int)
+UNION ALL
+SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_start, m.features
 	FROM (SELECT l.kind, l.item_id, array_to_string(array_agg(k), ',') AS bands
-		FROM unnest($1::bigint[]) k,
-			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
-				ORDER BY seen_at DESC LIMIT $4) l
+		FROM unnest($3::bigint[]) k,
+			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $4 AND $5
+				ORDER BY seen_at DESC LIMIT $6) l
 		GROUP BY l.kind, l.item_id) b
 	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
 
-func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time) ([]*member, error) {
-	if len(bands) == 0 {
-		return nil, nil
-	}
+// looked is what lookupSQL found.
+type looked struct {
+	stored  map[itemKey]int64
+	ids     []int64
+	members []*member
+}
+
+func lookup(ctx context.Context, q Querier, posts, firehose, bands []int64, lo, hi time.Time, draw int) (looked, error) {
+	out := looked{stored: map[itemKey]int64{}}
 	slices.Sort(bands)
 	bands = slices.Compact(bands)
-	rows, err := q.Query(ctx, probeSQL, bands, lo, hi, story.MaxPerBand)
+	rows, err := q.Query(ctx, lookupSQL, nonNil(posts), nonNil(firehose), nonNil(bands), lo, hi, story.MaxPerBand, draw)
 	if err != nil {
-		return nil, fmt.Errorf("stories: probe bands: %w", err)
+		return out, fmt.Errorf("stories: look up: %w", err)
 	}
-	var out []*member
 	for rows.Next() {
-		m := &member{}
-		var kind, found, enc string
-		if err := rows.Scan(&kind, &m.id, &found, &m.story, &m.at, &m.start, &enc); err != nil {
-			return nil, fmt.Errorf("stories: probe bands: %w", err)
+		var (
+			src, kind   string
+			id, st      int64
+			found, enc  *string
+			seen, start *time.Time
+		)
+		if err := rows.Scan(&src, &kind, &id, &found, &st, &seen, &start, &enc); err != nil {
+			return out, fmt.Errorf("stories: look up: %w", err)
+		}
+		switch src {
+		case "n":
+			out.ids = append(out.ids, st)
+			continue
 		}
 		if len(kind) != 1 {
-			return nil, fmt.Errorf("stories: probe bands: item kind %q", kind)
+			return out, fmt.Errorf("stories: look up: item kind %q", kind)
 		}
-		m.kind = ItemKind(kind[0])
-		for b := range strings.SplitSeq(found, ",") {
+		key := itemKey{ItemKind(kind[0]), id}
+		if src == "s" {
+			out.stored[key] = st
+			continue
+		}
+		if found == nil || seen == nil || start == nil || enc == nil {
+			return out, fmt.Errorf("stories: look up: indexed item %c %d without its features", key.kind, id)
+		}
+		m := &member{kind: key.kind, id: id, story: st, at: *seen, start: *start}
+		for b := range strings.SplitSeq(*found, ",") {
 			v, err := strconv.ParseInt(b, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("stories: probe bands: band %q: %w", b, err)
+				return out, fmt.Errorf("stories: look up: band %q: %w", b, err)
 			}
 			m.bands = append(m.bands, v)
 		}
-		if m.f, err = story.Decode(enc); err != nil {
-			return nil, err
+		if m.f, err = story.Decode(*enc); err != nil {
+			return out, err
 		}
-		out = append(out, m)
+		out.members = append(out.members, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("stories: probe bands: %w", err)
+		return out, fmt.Errorf("stories: look up: %w", err)
+	}
+	if len(out.ids) != draw {
+		return out, fmt.Errorf("stories: look up: %d story ids drawn, want %d", len(out.ids), draw)
 	}
 	return out, nil
 }
 
-// newIDs returns n story ids, in increasing order: drawn before, or drawn
-// now with more for the next batches (twice as many as last time, up to
-// maxIDBlock).
-func (a *StoryAssigner) newIDs(ctx context.Context, q Querier, n int) ([]int64, error) {
-	if len(a.ids) < n {
-		a.block = min(max(2*a.block, 1), maxIDBlock)
-		more, err := newStoryIDs(ctx, q, n-len(a.ids)+a.block)
-		if err != nil {
-			return nil, err
-		}
-		a.ids = append(a.ids, more...)
-		slices.Sort(a.ids)
+// nonNil sends an empty array rather than NULL.
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
 	}
-	ids := slices.Clone(a.ids[:n])
-	a.ids = a.ids[n:]
-	return ids, nil
-}
-
-func newStoryIDs(ctx context.Context, q Querier, n int) ([]int64, error) {
-	rows, err := q.Query(ctx, `SELECT nextval('stories_id_seq') FROM generate_series(1, $1::int)`, n)
-	if err != nil {
-		return nil, fmt.Errorf("stories: new ids: %w", err)
-	}
-	ids := make([]int64, 0, n)
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("stories: new ids: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("stories: new ids: %w", err)
-	}
-	slices.Sort(ids)
-	return ids, nil
+	return ids
 }
 
 // upsertStoriesSQL adds a batch's items to their stories, creating the new
