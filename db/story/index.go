@@ -40,7 +40,7 @@ func Pick(f Features, t time.Time, candidates []Candidate) (story int64, ok bool
 // MaxPerBand is how many items of one band a lookup reads at most, the
 // most recent: a band shared by many items (a templated headline) costs
 // no more than a rare one.
-const MaxPerBand = 32
+const MaxPerBand = 16
 
 // MembersIndexed is how many items of a story have their bands indexed:
 // enough for a story's rewordings to be found by the words of any of its
