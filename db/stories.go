@@ -28,13 +28,6 @@ const (
 	KindFirehose ItemKind = 'f'
 )
 
-func (k ItemKind) table() string {
-	if k == KindPost {
-		return "posts"
-	}
-	return "firehose_messages"
-}
-
 // StoryItem is an item being written, as the assigner reads it; Assign
 // sets *Story.
 type StoryItem struct {
