@@ -155,19 +155,6 @@ type storyDelta struct {
 	panes    []string
 }
 
-// Stories reports the ids of the stories the plan writes: two batches
-// that write a story in common must not write it concurrently.
-func (p *StoryPlan) Stories() []int64 {
-	if p == nil {
-		return nil
-	}
-	ids := make([]int64, 0, len(p.stories))
-	for id := range p.stories {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
 // Assign sets the story of each item: an item already stored keeps its
 // story; a new one joins the story of the most similar near-duplicate
 // seen within story.Window (in the database, in this batch, or in the
