@@ -190,9 +190,7 @@ func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opt
 // validated. Two batches' statements run at once, on two connections,
 // unless the later one could take a lock that the earlier one's statement
 // needs (canOverlap): the full-text and coins triggers make the database
-// the import's bottleneck, and a statement uses one core. A third batch's
-// stories are assigned meanwhile; its statements wait for the first
-// batch's end. Batches still
+// the import's bottleneck, and a statement uses one core. Batches still
 // commit in line order, a batch only after the one before it, so an error
 // leaves exactly the lines before the failed batch written, as a
 // sequential import would.
@@ -206,43 +204,25 @@ func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
-	// The batches started and not settled yet, older before prev: b's
-	// stories are assigned while both are written, b's statements start
-	// once older is done (two batches write at once).
-	var older, prev *batch[T, K]
-	// wait waits for the started batches after an error.
-	wait := func() {
-		for _, p := range []*batch[T, K]{older, prev} {
-			if p != nil {
-				<-p.done
-			}
-		}
-	}
-	// next starts the batch read so far beside prev, then settles older.
+	var prev *batch[T, K] // the batch written, not yet settled
+	// next starts the batch read so far beside prev, then settles prev.
 	next := func() error {
 		b := im.takeBatch()
 		if prev != nil && im.res.conflicts != nil {
 			// The database check of b reads what prev writes.
-			for _, p := range []*batch[T, K]{older, prev} {
-				if p != nil {
-					if err := im.settle(p); err != nil {
-						wait()
-						return err
-					}
-				}
+			if err := im.settle(prev); err != nil {
+				return err
 			}
-			older, prev = nil, nil
+			prev = nil
 		}
-		b.before = older
 		im.start(ctx, b, prev, prev != nil && !im.canOverlap(prev, b))
-		if older != nil {
-			if err := im.settle(older); err != nil {
-				<-prev.done // rolled back: they commit only after older
-				<-b.done
+		if prev != nil {
+			if err := im.settle(prev); err != nil {
+				<-b.done // rolled back: it commits only after prev
 				return err
 			}
 		}
-		older, prev = prev, b
+		prev = b
 		return nil
 	}
 	for n := 1; ; n++ {
@@ -251,10 +231,8 @@ func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 			break
 		}
 		if err != nil {
-			for _, p := range []*batch[T, K]{older, prev} {
-				if p != nil {
-					_ = im.settle(p)
-				}
+			if prev != nil {
+				_ = im.settle(prev)
 			}
 			return fmt.Errorf("read line %d: %w", n, err)
 		}
@@ -268,12 +246,6 @@ func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	}
 	if err := next(); err != nil {
 		return err
-	}
-	if older != nil {
-		if err := im.settle(older); err != nil {
-			<-prev.done
-			return err
-		}
 	}
 	return im.settle(prev)
 }
@@ -365,7 +337,6 @@ type batch[T any, K comparable] struct {
 	accepted   int           // lines accepted, replaced ones included
 	rejects    []reject      // lines rejected while reading
 	late       []reject      // rows the database check refused (set by write)
-	before     *batch[T, K]  // the batch whose end b's statements wait for (nil: none)
 	stories    *db.StoryPlan // the stories its rows join or start
 	assigned   chan struct{} // closed once its rows have their stories (or that failed)
 	unassigned bool          // that failed (read once assigned is closed)
@@ -494,9 +465,6 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K], afte
 	storied := func() { storiedOnce.Do(func() { close(b.storied) }) }
 	defer storied()
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := waitFor(ctx, b.before); err != nil {
 		return err
 	}
 	if len(b.rows) == 0 {
