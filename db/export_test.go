@@ -109,3 +109,7 @@ func HasScanTarget(model any, col string) bool {
 	}
 	return false
 }
+
+// LookupSQL is the statement of StoryAssigner.Assign, for the benchmark
+// that shows its plan.
+const LookupSQL = lookupSQL

@@ -1,10 +1,12 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,13 +27,6 @@ const (
 	KindPost     ItemKind = 'p'
 	KindFirehose ItemKind = 'f'
 )
-
-func (k ItemKind) table() string {
-	if k == KindPost {
-		return "posts"
-	}
-	return "firehose_messages"
-}
 
 // StoryItem is an item being written, as the assigner reads it; Assign
 // sets *Story.
@@ -114,7 +109,16 @@ func (q PgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 type StoryAssigner struct {
 	recent   [2][]member          // the members of the last two plans
 	assigned [2]map[itemKey]int64 // the story of every item of the last two plans
+	// ids are story ids drawn from the sequence and not used yet: a
+	// writer of many batches draws them in growing blocks, so that most
+	// batches need no statement of their own for their new stories.
+	ids   []int64
+	block int
 }
+
+// maxIDBlock bounds the story ids an assigner draws ahead: ids drawn and
+// never used are gaps in the sequence, as a rolled back insert leaves.
+const maxIDBlock = 1024
 
 type itemKey struct {
 	kind ItemKind
@@ -151,19 +155,6 @@ type storyDelta struct {
 	panes    []string
 }
 
-// Stories reports the ids of the stories the plan writes: two batches
-// that write a story in common must not write it concurrently.
-func (p *StoryPlan) Stories() []int64 {
-	if p == nil {
-		return nil
-	}
-	ids := make([]int64, 0, len(p.stories))
-	for id := range p.stories {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
 // Assign sets the story of each item: an item already stored keeps its
 // story; a new one joins the story of the most similar near-duplicate
 // seen within story.Window (in the database, in this batch, or in the
@@ -175,48 +166,22 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	if len(items) == 0 {
 		return plan, nil
 	}
-	// Items already stored keep their story (an update of an item does
-	// not move it).
-	stored := map[ItemKind]map[int64]int64{}
-	for _, kind := range []ItemKind{KindPost, KindFirehose} {
-		var ids []int64
-		for _, it := range items {
-			if it.Kind == kind {
-				ids = append(ids, it.ID)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		m, err := storedStories(ctx, q, kind, ids)
-		if err != nil {
-			return nil, err
-		}
-		stored[kind] = m
-	}
-	storyOf := func(it *StoryItem) int64 {
-		if s := stored[it.Kind][it.ID]; s != 0 {
-			return s
-		}
-		// Written by a batch not committed yet.
-		for _, as := range a.assigned {
-			if s := as[itemKey{it.Kind, it.ID}]; s != 0 {
-				return s
-			}
-		}
-		return 0
-	}
-
 	order := make([]int, 0, len(items))
 	feats := make([]story.Features, len(items))
 	bands := make([][]int64, len(items))
-	var probe []int64
+	var probe, postIDs, firehoseIDs []int64
 	var lo, hi time.Time
 	for i := range items {
 		it := &items[i]
-		if s := storyOf(it); s != 0 {
+		// Written by a batch not committed yet: it keeps the story given.
+		if s := a.pending(it); s != 0 {
 			*it.Story = s
 			continue
+		}
+		if it.Kind == KindPost {
+			postIDs = append(postIDs, it.ID)
+		} else {
+			firehoseIDs = append(firehoseIDs, it.ID)
 		}
 		feats[i] = story.Of(it.Title, it.Body)
 		bands[i] = feats[i].Bands()
@@ -232,8 +197,34 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	if len(order) == 0 {
 		return plan, nil
 	}
-	// Candidates: the database's (one probe of the band index for the
-	// whole batch), the last plans', and this batch's own as it goes.
+	// One statement: the stories of the items already stored, the
+	// candidates of the band index, and story ids for the new stories.
+	draw := 0
+	if len(a.ids) < len(order) {
+		draw = len(order) - len(a.ids) + a.block
+		a.block = min(max(2*a.block, 1), maxIDBlock)
+	}
+	look, err := lookup(ctx, q, postIDs, firehoseIDs, probe, lo.Add(-story.Window), hi.Add(story.Window), draw)
+	if err != nil {
+		return nil, err
+	}
+	a.ids = append(a.ids, look.ids...)
+	slices.Sort(a.ids)
+	// Items already stored keep their story (an update of an item does
+	// not move it).
+	order = slices.DeleteFunc(order, func(i int) bool {
+		it := &items[i]
+		if s := look.stored[itemKey{it.Kind, it.ID}]; s != 0 {
+			*it.Story = s
+			return true
+		}
+		return false
+	})
+	if len(order) == 0 {
+		return plan, nil
+	}
+	// Candidates: the database's, the last plans', and this batch's own
+	// as it goes.
 	byBand := map[int64][]*member{}
 	sizes := map[int64]int{} // members indexed per story, as far as known
 	starts := map[int64]time.Time{}
@@ -246,16 +237,19 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 			starts[m.story] = m.start
 		}
 	}
-	dbMembers, err := probeBands(ctx, q, probe, lo.Add(-story.Window), hi.Add(story.Window))
-	if err != nil {
-		return nil, err
-	}
-	for i := range dbMembers {
-		add(&dbMembers[i])
-	}
+	// The last plans' members, and those of the database that are not
+	// among them (a plan committed already is in both): each counted once,
+	// whether or not the plans before have committed.
+	inRecent := map[itemKey]bool{}
 	for _, ms := range a.recent {
 		for i := range ms {
 			add(&ms[i])
+			inRecent[itemKey{ms[i].kind, ms[i].id}] = true
+		}
+	}
+	for _, m := range look.members {
+		if !inRecent[itemKey{m.kind, m.id}] {
+			add(m)
 		}
 	}
 
@@ -266,10 +260,12 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		return int(items[x].ID - items[y].ID)
 	})
 	var fresh []*storyDelta // new stories, numbered once counted
+	var cands []story.Candidate
+	seen := map[*member]bool{}
 	for _, i := range order {
 		it := &items[i]
-		var cands []story.Candidate
-		seen := map[*member]bool{}
+		cands = cands[:0]
+		clear(seen)
 		for _, b := range bands[i] {
 			for _, m := range byBand[b] {
 				if !seen[m] {
@@ -298,10 +294,9 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		}
 	}
 	if len(fresh) > 0 {
-		ids, err := newStoryIDs(ctx, q, len(fresh))
-		if err != nil {
-			return nil, err
-		}
+		// Drawn with the lookup: at least as many as the items to assign.
+		ids := a.ids[:len(fresh)]
+		a.ids = a.ids[len(fresh):]
 		renumber := map[int64]int64{}
 		for k, d := range fresh {
 			renumber[d.id] = ids[k]
@@ -327,6 +322,17 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	}
 	a.assigned[0], a.assigned[1] = a.assigned[1], assigned
 	return plan, nil
+}
+
+// pending returns the story given to it by one of the last plans (0 for
+// none): an item of a batch not committed yet.
+func (a *StoryAssigner) pending(it *StoryItem) int64 {
+	for _, as := range a.assigned {
+		if s := as[itemKey{it.Kind, it.ID}]; s != 0 {
+			return s
+		}
+	}
+	return 0
 }
 
 // grow counts it in its story's delta.
@@ -378,87 +384,100 @@ func Headline(title, body string) string {
 	return h
 }
 
-// storedStories returns the story of each of ids stored in kind's table (0
-// for a row written before stories existed).
-func storedStories(ctx context.Context, q Querier, kind ItemKind, ids []int64) (map[int64]int64, error) {
-	rows, err := q.Query(ctx, `SELECT id, coalesce(story_id, 0) FROM `+kind.table()+` WHERE id = ANY($1::bigint[])`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
-	}
-	m := map[int64]int64{}
-	for rows.Next() {
-		var id, s int64
-		if err := rows.Scan(&id, &s); err != nil {
-			return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
-		}
-		m[id] = s
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("stories: read stored %s: %w", kind.table(), err)
-	}
-	return m, nil
+// lookupSQL is the one statement of an assignment: the story of each item
+// already stored ($1 posts, $2 firehose messages; 0 for a row stored before
+// stories existed), rows of kind 's'; $7 story ids drawn from the sequence,
+// rows of kind 'n'; and the indexed items that share a band ($3) with the
+// new items and were seen within the window ($4 to $5): one probe of
+// story_bands_probe_idx per band, reading at most $6 (story.MaxPerBand)
+// items of it, the most recent, each item once with the bands it was found
+// by (so that the caller files it under them without computing its bands
+// again).
+const lookupSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
+		NULL::timestamptz AS seen_at, NULL::timestamptz AS story_start, NULL AS features
+	FROM posts WHERE id = ANY($1::bigint[])
+UNION ALL
+SELECT 's', 'f', id, NULL, coalesce(story_id, 0), NULL, NULL, NULL FROM firehose_messages WHERE id = ANY($2::bigint[])
+UNION ALL
+SELECT 'n', '', 0, NULL, nextval('stories_id_seq'), NULL, NULL, NULL FROM generate_series(1, $7::int)
+UNION ALL
+SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_start, m.features
+	FROM (SELECT l.kind, l.item_id, array_to_string(array_agg(k), ',') AS bands
+		FROM unnest($3::bigint[]) k,
+			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $4 AND $5
+				ORDER BY seen_at DESC LIMIT $6) l
+		GROUP BY l.kind, l.item_id) b
+	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
+
+// looked is what lookupSQL found.
+type looked struct {
+	stored  map[itemKey]int64
+	ids     []int64
+	members []*member
 }
 
-// probeSQL finds the indexed items that share a band with the new items
-// and were seen within the window: one probe of story_bands_probe_idx per
-// band, reading at most story.MaxPerBand items of it, the most recent.
-const probeSQL = `SELECT m.kind::text, m.item_id, m.story_id, m.seen_at, m.features, m.story_start
-	FROM story_members m
-	WHERE (m.kind, m.item_id) IN (SELECT b.kind, b.item_id FROM unnest($1::bigint[]) k,
-		LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $2 AND $3
-			ORDER BY seen_at DESC LIMIT $4) b)`
-
-func probeBands(ctx context.Context, q Querier, bands []int64, lo, hi time.Time) ([]member, error) {
-	if len(bands) == 0 {
-		return nil, nil
-	}
+func lookup(ctx context.Context, q Querier, posts, firehose, bands []int64, lo, hi time.Time, draw int) (looked, error) {
+	out := looked{stored: map[itemKey]int64{}}
 	slices.Sort(bands)
 	bands = slices.Compact(bands)
-	rows, err := q.Query(ctx, probeSQL, bands, lo, hi, story.MaxPerBand)
+	rows, err := q.Query(ctx, lookupSQL, nonNil(posts), nonNil(firehose), nonNil(bands), lo, hi, story.MaxPerBand, draw)
 	if err != nil {
-		return nil, fmt.Errorf("stories: probe bands: %w", err)
+		return out, fmt.Errorf("stories: look up: %w", err)
 	}
-	var out []member
 	for rows.Next() {
-		var m member
-		var kind string
-		var enc string
-		if err := rows.Scan(&kind, &m.id, &m.story, &m.at, &enc, &m.start); err != nil {
-			return nil, fmt.Errorf("stories: probe bands: %w", err)
+		var (
+			src, kind   string
+			id, st      int64
+			found, enc  *string
+			seen, start *time.Time
+		)
+		if err := rows.Scan(&src, &kind, &id, &found, &st, &seen, &start, &enc); err != nil {
+			return out, fmt.Errorf("stories: look up: %w", err)
 		}
-		if len(kind) == 1 {
-			m.kind = ItemKind(kind[0])
+		switch src {
+		case "n":
+			out.ids = append(out.ids, st)
+			continue
 		}
-		if m.f, err = story.Decode(enc); err != nil {
-			return nil, err
+		if len(kind) != 1 {
+			return out, fmt.Errorf("stories: look up: item kind %q", kind)
 		}
-		m.bands = m.f.Bands()
-		out = append(out, m)
+		key := itemKey{ItemKind(kind[0]), id}
+		if src == "s" {
+			out.stored[key] = st
+			continue
+		}
+		if found == nil || seen == nil || start == nil || enc == nil {
+			return out, fmt.Errorf("stories: look up: indexed item %c %d without its features", key.kind, id)
+		}
+		m := &member{kind: key.kind, id: id, story: st, at: *seen, start: *start}
+		for b := range strings.SplitSeq(*found, ",") {
+			v, err := strconv.ParseInt(b, 10, 64)
+			if err != nil {
+				return out, fmt.Errorf("stories: look up: band %q: %w", b, err)
+			}
+			m.bands = append(m.bands, v)
+		}
+		if m.f, err = story.Decode(*enc); err != nil {
+			return out, err
+		}
+		out.members = append(out.members, m)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("stories: probe bands: %w", err)
+		return out, fmt.Errorf("stories: look up: %w", err)
+	}
+	if len(out.ids) != draw {
+		return out, fmt.Errorf("stories: look up: %d story ids drawn, want %d", len(out.ids), draw)
 	}
 	return out, nil
 }
 
-func newStoryIDs(ctx context.Context, q Querier, n int) ([]int64, error) {
-	rows, err := q.Query(ctx, `SELECT nextval('stories_id_seq') FROM generate_series(1, $1::int)`, n)
-	if err != nil {
-		return nil, fmt.Errorf("stories: new ids: %w", err)
+// nonNil sends an empty array rather than NULL.
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
 	}
-	ids := make([]int64, 0, n)
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("stories: new ids: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("stories: new ids: %w", err)
-	}
-	slices.Sort(ids)
-	return ids, nil
+	return ids
 }
 
 // upsertStoriesSQL adds a batch's items to their stories, creating the new
@@ -479,16 +498,30 @@ const upsertStoriesSQL = `INSERT INTO stories AS s (id, first_seen_at, last_seen
 		coins = ARRAY(SELECT DISTINCT x FROM unnest(s.coins || EXCLUDED.coins) x ORDER BY x),
 		panes = ARRAY(SELECT DISTINCT x FROM unnest(s.panes || EXCLUDED.panes) x ORDER BY x)`
 
-const insertMembersSQL = `INSERT INTO story_members (kind, item_id, story_id, seen_at, story_start, features)
-	SELECT k::"char", i, s, t, st, f FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::text[]) AS v(k, i, s, t, st, f)
-	ON CONFLICT DO NOTHING`
-
-const insertBandsSQL = `INSERT INTO story_bands (band, seen_at, kind, item_id)
-	SELECT b, t, k::"char", i FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::bigint[]) AS v(b, t, k, i)`
+// insertIndexSQL indexes the members of a batch: their features and their
+// bands, in one statement.
+const insertIndexSQL = `WITH members AS (
+		INSERT INTO story_members (kind, item_id, story_id, seen_at, story_start, features)
+		SELECT k::"char", i, s, t, st, f FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::text[]) AS v(k, i, s, t, st, f)
+		ON CONFLICT DO NOTHING)
+	INSERT INTO story_bands (band, seen_at, kind, item_id)
+	SELECT b, t, k::"char", i FROM unnest($7::bigint[], $8::timestamptz[], $9::text[], $10::bigint[]) AS v(b, t, k, i)`
 
 // Write writes the plan: in the transaction that writes its items, so that
 // the stories and the items commit together.
 func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
+	if err := p.WriteIndex(ctx, q); err != nil {
+		return err
+	}
+	return p.WriteStories(ctx, q)
+}
+
+// WriteStories creates the plan's new stories and adds its items to the
+// others. It locks the rows of those stories until the transaction ends: a
+// writer that writes plans concurrently runs the WriteStories of its plans
+// one after the other, in the order they commit (the index rows of
+// WriteIndex lock nothing another plan writes).
+func (p *StoryPlan) WriteStories(ctx context.Context, q Querier) error {
 	if p == nil || len(p.stories) == 0 {
 		return nil
 	}
@@ -517,7 +550,13 @@ func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
 	if err := q.Exec(ctx, upsertStoriesSQL, ids, first, last, sizes, heads, sources, coinsCol, panes); err != nil {
 		return fmt.Errorf("stories: write stories: %w", err)
 	}
-	if len(p.members) == 0 {
+	return nil
+}
+
+// WriteIndex indexes the plan's members (the first items of their stories)
+// for the probes of later items.
+func (p *StoryPlan) WriteIndex(ctx context.Context, q Querier) error {
+	if p == nil || len(p.members) == 0 {
 		return nil
 	}
 	var (
@@ -532,7 +571,13 @@ func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
 		bKind    []string
 		bItem    []int64
 	)
-	for _, m := range p.members {
+	type bandRow struct {
+		band int64
+		m    *member
+	}
+	var rows []bandRow
+	for i := range p.members {
+		m := &p.members[i]
 		kinds = append(kinds, string(rune(m.kind)))
 		items = append(items, m.id)
 		stories = append(stories, m.story)
@@ -540,14 +585,17 @@ func (p *StoryPlan) Write(ctx context.Context, q Querier) error {
 		starts = append(starts, m.start)
 		features = append(features, m.f.Encode())
 		for _, b := range m.bands {
-			bBand, bSeen, bKind, bItem = append(bBand, b), append(bSeen, m.at), append(bKind, string(rune(m.kind))), append(bItem, m.id)
+			rows = append(rows, bandRow{b, m})
 		}
 	}
-	if err := q.Exec(ctx, insertMembersSQL, kinds, items, stories, seen, starts, features); err != nil {
-		return fmt.Errorf("stories: write members: %w", err)
+	// In index order: the inserts walk the band index's pages in order
+	// rather than at random.
+	slices.SortFunc(rows, func(x, y bandRow) int { return cmp.Compare(x.band, y.band) })
+	for _, r := range rows {
+		bBand, bSeen, bKind, bItem = append(bBand, r.band), append(bSeen, r.m.at), append(bKind, string(rune(r.m.kind))), append(bItem, r.m.id)
 	}
-	if err := q.Exec(ctx, insertBandsSQL, bBand, bSeen, bKind, bItem); err != nil {
-		return fmt.Errorf("stories: write bands: %w", err)
+	if err := q.Exec(ctx, insertIndexSQL, kinds, items, stories, seen, starts, features, bBand, bSeen, bKind, bItem); err != nil {
+		return fmt.Errorf("stories: write index: %w", err)
 	}
 	return nil
 }

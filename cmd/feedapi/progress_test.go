@@ -74,7 +74,7 @@ func TestImportLogsProgress(t *testing.T) {
 func TestBackfillSaysNothingWhenNothingIsToDo(t *testing.T) {
 	t.Parallel()
 	_, dbURL := dbtest.NewWithURL(t)
-	for _, cmd := range []string{"coins", "fts"} {
+	for _, cmd := range []string{"coins", "fts", "stories"} {
 		stdout, stderr := runCommandOutput(t, map[string]string{"DATABASE_URL": dbURL}, "backfill", cmd, "--batch", "100")
 		if stderr != "" {
 			t.Errorf("backfill %s with nothing to do wrote to stderr:\n%s", cmd, stderr)

@@ -60,6 +60,11 @@ type Options struct {
 	// cmd/feedapi passes), so that every ticker stored can be asked for;
 	// zero bounds a ticker by its form alone.
 	MaxTickerLen int
+
+	// noStories leaves the story of new rows unset (story_id null), as
+	// rows written before stories existed: the throughput benchmark's
+	// baseline.
+	noStories bool
 }
 
 // Result counts the lines of an import; blank lines are not counted. When
@@ -208,12 +213,6 @@ func (im *importer[T, K]) readAll(ctx context.Context, r io.Reader) error {
 	// next starts the batch read so far beside prev, then settles prev.
 	next := func() error {
 		b := im.takeBatch()
-		if err := im.assignStories(ctx, b); err != nil {
-			if prev != nil {
-				_ = im.settle(prev)
-			}
-			return err
-		}
 		if prev != nil && im.res.conflicts != nil {
 			// The database check of b reads what prev writes.
 			if err := im.settle(prev); err != nil {
@@ -337,17 +336,20 @@ func (im *importer[T, K]) reject(n int, err error) {
 // batch is the lines of one transaction: the rows to write, the line of
 // each, the lines rejected among them, and, once written, the outcome.
 type batch[T any, K comparable] struct {
-	rows     []T
-	lines    []int
-	keys     map[K]int     // the rows' primary keys
-	shared   keySet        // the rows' shared keys
-	accepted int           // lines accepted, replaced ones included
-	rejects  []reject      // lines rejected while reading
-	late     []reject      // rows the database check refused (set by write)
-	stories  *db.StoryPlan // the stories its rows join or start
-	written  chan struct{} // closed once its statements have run (or failed)
-	done     chan struct{}
-	err      error
+	rows       []T
+	lines      []int
+	keys       map[K]int     // the rows' primary keys
+	shared     keySet        // the rows' shared keys
+	accepted   int           // lines accepted, replaced ones included
+	rejects    []reject      // lines rejected while reading
+	late       []reject      // rows the database check refused (set by write)
+	stories    *db.StoryPlan // the stories its rows join or start
+	assigned   chan struct{} // closed once its rows have their stories (or that failed)
+	unassigned bool          // that failed (read once assigned is closed)
+	storied    chan struct{} // closed once its stories are written (or that failed)
+	written    chan struct{} // closed once its statements have run (or failed)
+	done       chan struct{}
+	err        error
 }
 
 // errEarlierBatch rolls back a batch whose predecessor failed.
@@ -392,23 +394,34 @@ func (im *importer[T, K]) canOverlap(prev, b *batch[T, K]) bool {
 			return false
 		}
 	}
-	// A story both write: b's statement waits for prev's row of it.
-	if ps := prev.stories.Stories(); len(ps) > 0 {
-		for _, id := range b.stories.Stories() {
-			if slices.Contains(ps, id) {
-				return false
-			}
-		}
-	}
+	// The stories both write are not a reason: b writes its stories only
+	// once prev has written its own (write).
 	return true
 }
 
 // assignStories sets the story of each row of b (posts and firehose
-// messages) in the order the lines were read: the assigner knows the
-// stories of the batches before b even while they are being written. The
-// stories are written with b's rows (write).
-func (im *importer[T, K]) assignStories(ctx context.Context, b *batch[T, K]) error {
-	if im.res.story == nil || len(b.rows) == 0 {
+// messages) once the batch before it (after) has its stories: batches are
+// assigned one after the other in the order the lines were read, and the
+// assigner knows the stories of the batches before b even while they are
+// being written. It runs on b's goroutine, while the next lines are read.
+// The stories are written with b's rows (write).
+func (im *importer[T, K]) assignStories(ctx context.Context, b, after *batch[T, K]) (err error) {
+	defer func() {
+		b.unassigned = err != nil
+		close(b.assigned)
+	}()
+	if after != nil {
+		select {
+		case <-after.assigned:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if after.unassigned {
+			// The assigner's memory of the batches before b is incomplete.
+			return errEarlierBatch
+		}
+	}
+	if im.res.story == nil || im.opts.noStories || len(b.rows) == 0 {
 		return nil
 	}
 	items := make([]db.StoryItem, len(b.rows))
@@ -429,9 +442,16 @@ func (im *importer[T, K]) assignStories(ctx context.Context, b *batch[T, K]) err
 // after's has run.
 func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K], afterWritten bool) {
 	b.done, b.written = make(chan struct{}), make(chan struct{})
+	b.assigned, b.storied = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(b.done)
-		b.err = im.write(ctx, b, after, afterWritten)
+		b.err = im.assignStories(ctx, b, after)
+		if b.err == nil {
+			b.err = im.write(ctx, b, after, afterWritten)
+		} else {
+			close(b.storied)
+			close(b.written)
+		}
 	}()
 }
 
@@ -439,18 +459,17 @@ func (im *importer[T, K]) start(ctx context.Context, b, after *batch[T, K], afte
 // (import --follow: each line committed before the next is awaited).
 func (im *importer[T, K]) flush(ctx context.Context) error {
 	b := im.takeBatch()
-	if err := im.assignStories(ctx, b); err != nil {
-		return err
-	}
 	im.start(ctx, b, nil, false)
 	return im.settle(b)
 }
 
 // write upserts b's rows in one transaction, committed after after's.
 func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K], afterWritten bool) error {
-	var once sync.Once
+	var once, storiedOnce sync.Once
 	wrote := func() { once.Do(func() { close(b.written) }) }
 	defer wrote()
+	storied := func() { storiedOnce.Do(func() { close(b.storied) }) }
+	defer storied()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -493,8 +512,21 @@ func (im *importer[T, K]) write(ctx context.Context, b, after *batch[T, K], afte
 			err = upsert(ctx, tx, rows, im.res.conflict)
 		}
 		if err == nil {
-			err = b.stories.Write(ctx, db.SQLQuerier{DB: tx.Tx})
+			err = b.stories.WriteIndex(ctx, db.SQLQuerier{DB: tx.Tx})
 		}
+		if err == nil && after != nil && b.stories != nil {
+			// A story both batches write: its row is locked by after
+			// until after commits, and after must never wait for b.
+			select {
+			case <-after.storied:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		if err == nil {
+			err = b.stories.WriteStories(ctx, db.SQLQuerier{DB: tx.Tx})
+		}
+		storied()
 		wrote()
 		if err != nil {
 			return err

@@ -957,7 +957,7 @@ func TestImportRunsTwoStatementsAtOnce(t *testing.T) {
 					PERFORM pg_stat_clear_snapshot();
 					IF EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()
 						AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')
-						AND (query LIKE 'INSERT INTO "posts"%' OR query LIKE 'INSERT INTO stor%')) THEN
+						AND (query LIKE 'INSERT INTO "posts"%' OR query LIKE 'INSERT INTO stor%' OR query LIKE 'WITH members AS (%')) THEN
 						NEW.body := 'overlapped';
 						EXIT;
 					END IF;

@@ -128,6 +128,14 @@ type fhGen struct {
 	err      error
 	recent   recentStories
 	stories  *storyTracker // nil: the writer assigns stories (Live)
+	received *arrivals     // nil: the database's clock (Live); see receive
+}
+
+// receive makes the generator write received_at, drawn by a, after the
+// columns of firehoseColumns.
+func (g *fhGen) receive(a *arrivals) {
+	g.received = a
+	g.row = make([]any, len(firehoseColumns)+1)
 }
 
 // rareSlot places one row of a rare source at a fixed position.
@@ -321,6 +329,13 @@ func (g *fhGen) generateAt(id int64, si int, t time.Time) {
 	g.row[14] = nil
 	if g.stories != nil {
 		g.row[14] = g.stories.assign(id, t, m.title, m.body)
+	}
+	if g.received != nil {
+		delay, ok := formatDelay[src.format]
+		if !ok {
+			delay = paneDelay[src.pane]
+		}
+		g.row[15] = g.received.at(src.key, delay, t)
 	}
 }
 

@@ -161,10 +161,10 @@ func (l *Live) Publish(ctx context.Context) (Round, error) {
 			if err != nil {
 				return fmt.Errorf("live: %w", err)
 			}
-			if _, err := writePosts(ctx, tx, pgx.CopyFromRows(posts)); err != nil {
+			if _, err := writePosts(ctx, tx, pgx.CopyFromRows(posts), false); err != nil {
 				return err
 			}
-			if _, err := writeFirehose(ctx, tx, pgx.CopyFromRows(msgs)); err != nil {
+			if _, err := writeFirehose(ctx, tx, pgx.CopyFromRows(msgs), false); err != nil {
 				return err
 			}
 			if err := plan.Write(ctx, q); err != nil {

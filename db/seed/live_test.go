@@ -125,6 +125,16 @@ func TestLivePublishesRealisticItemsThatSincePollingSees(t *testing.T) {
 			if id != lastFhID+1 || !m.CreatedAt.After(lastFh) || !m.Pane.Valid() || m.Source == "" || m.SourceName == nil {
 				t.Errorf("firehose message %d at %s after %d at %s: %+v", id, m.CreatedAt, lastFhID, lastFh, m)
 			}
+			// Live writes are received when the database commits them,
+			// whatever the clock of the publisher (a fake one here).
+			var dbClock bool
+			if err := bdb.QueryRowContext(ctx, `SELECT received_at > now() - interval '10 minutes' AND received_at <= clock_timestamp()
+				FROM firehose_messages WHERE id = ?`, id).Scan(&dbClock); err != nil {
+				t.Fatal(err)
+			}
+			if !dbClock {
+				t.Errorf("firehose message %d: received_at is not the database's clock at its write", id)
+			}
 			if m.Source == "cftc" || m.Source == "federalreserve" {
 				t.Errorf("firehose message %d is of the rare source %s", id, m.Source)
 			}

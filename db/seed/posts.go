@@ -162,6 +162,7 @@ type postGen struct {
 	err      error
 	recent   recentStories
 	stories  *storyTracker // nil: the writer assigns stories (Live)
+	received *arrivals     // nil: the database's clock (Live); see receive
 }
 
 var postColumns = []string{"id", "source", "username", "body", "url", "original_source_url", "raw", "created_at", "coins", "story_id"}
@@ -187,6 +188,13 @@ func newPostGen(ctx context.Context, seed uint64, nr *newsroom, start, until tim
 	}
 	g.srcW = newWeighted(ws...)
 	return g
+}
+
+// receive makes the generator write received_at, drawn by a, after the
+// columns of postColumns.
+func (g *postGen) receive(a *arrivals) {
+	g.received = a
+	g.row = make([]any, len(postColumns)+1)
 }
 
 // Next generates the next post.
@@ -280,6 +288,9 @@ func (g *postGen) generateAt(id int64, t time.Time) {
 	g.row[9] = nil
 	if g.stories != nil {
 		g.row[9] = g.stories.assign(id, t, "", body)
+	}
+	if g.received != nil {
+		g.row[10] = g.received.at(src.label, postDelay, t)
 	}
 	g.weeks.add(t, src.label, &s, permalink, r)
 }

@@ -257,7 +257,8 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 	}
 	pg := newPostGen(ctx, p.seed, p.newsroom, p.postsStart, o.Until, o.Posts, p.weeks, newProgress(progress, "posts", o.Posts))
 	pg.stories = newStoryTracker(db.KindPost, 1, o.Until)
-	n, err := writePosts(ctx, tx, pg)
+	pg.receive(newArrivals(p.seed, streamPosts, o.Until))
+	n, err := writePosts(ctx, tx, pg, true)
 	if err != nil {
 		return err
 	}
@@ -265,12 +266,13 @@ func load(ctx context.Context, pc *pgx.Conn, p *plan, progress io.Writer, stats 
 
 	fg := newFirehoseGen(ctx, p.seed, p.newsroom, p.firehoseStart, o.Until, o.Firehose, newProgress(progress, "firehose", o.Firehose))
 	fg.stories = newStoryTracker(db.KindFirehose, pg.stories.x.Next(), o.Until)
+	fg.receive(newArrivals(p.seed, streamFirehose, o.Until))
 	for {
 		// A transaction gives each row it inserts a distinct stream
 		// position out of at most 2^24 (see the stream positions
 		// migration): a larger data set commits every firehoseChunk rows.
 		chunk := &limitRows{src: fg, left: firehoseChunk}
-		n, err = writeFirehose(ctx, tx, chunk)
+		n, err = writeFirehose(ctx, tx, chunk, true)
 		if err != nil {
 			return err
 		}
@@ -352,9 +354,10 @@ func (l *limitRows) Err() error             { return l.src.Err() }
 
 // writePosts writes generated posts: the one write path of the seed and of
 // the live publisher (Live), so that whatever is derived on write applies
-// to both.
-func writePosts(ctx context.Context, tx pgx.Tx, rows pgx.CopyFromSource) (int64, error) {
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"posts"}, postColumns, rows)
+// to both. With received set the rows carry received_at after the columns
+// of postColumns (the seed's); without it the database's clock gives it.
+func writePosts(ctx context.Context, tx pgx.Tx, rows pgx.CopyFromSource, received bool) (int64, error) {
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"posts"}, withReceived(postColumns, received), rows)
 	if err != nil {
 		return n, fmt.Errorf("seed: copy posts: %w", err)
 	}
@@ -362,13 +365,20 @@ func writePosts(ctx context.Context, tx pgx.Tx, rows pgx.CopyFromSource) (int64,
 }
 
 // writeFirehose writes generated firehose messages: the one write path of
-// the seed and of the live publisher.
-func writeFirehose(ctx context.Context, tx pgx.Tx, rows pgx.CopyFromSource) (int64, error) {
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"firehose_messages"}, firehoseColumns, rows)
+// the seed and of the live publisher (received: as writePosts).
+func writeFirehose(ctx context.Context, tx pgx.Tx, rows pgx.CopyFromSource, received bool) (int64, error) {
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"firehose_messages"}, withReceived(firehoseColumns, received), rows)
 	if err != nil {
 		return n, fmt.Errorf("seed: copy firehose messages: %w", err)
 	}
 	return n, nil
+}
+
+func withReceived(columns []string, received bool) []string {
+	if !received {
+		return columns
+	}
+	return append(slices.Clone(columns), "received_at")
 }
 
 // progress prints "label: done/total" lines about every tenth of a large

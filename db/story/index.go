@@ -40,13 +40,13 @@ func Pick(f Features, t time.Time, candidates []Candidate) (story int64, ok bool
 // MaxPerBand is how many items of one band a lookup reads at most, the
 // most recent: a band shared by many items (a templated headline) costs
 // no more than a rare one.
-const MaxPerBand = 32
+const MaxPerBand = 16
 
 // MembersIndexed is how many items of a story have their bands indexed:
 // enough for a story's rewordings to be found by the words of any of its
 // first items, while a story with hundreds of echoes costs no more than a
 // few.
-const MembersIndexed = 4
+const MembersIndexed = 2
 
 // Index is an in-memory index of bands, the model of the database's
 // story_bands table: the labelled set's test and the benchmarks use it.
