@@ -187,6 +187,11 @@ ORDER BY c.relname`).Scan(ctx, &parts)
 		if _, err := bdb.ExecContext(ctx, "DROP TABLE "+quoteIdent(p.Name)); err != nil {
 			return dropped, fmt.Errorf("drop %s: %w", p.Name, err)
 		}
+		// The month's id blocks go last: while its rows were readable, a
+		// page had to know where their ids lie.
+		if _, err := bdb.ExecContext(ctx, "DELETE FROM firehose_id_blocks WHERE month = ?", end.AddDate(0, -1, 0)); err != nil {
+			return dropped, fmt.Errorf("drop the id blocks of %s: %w", p.Name, err)
+		}
 		dropped = append(dropped, DroppedPartition{Name: p.Name, Rows: n, Took: time.Since(start)})
 	}
 	return dropped, nil
