@@ -2,10 +2,13 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // A page of the firehose is read in id order, and the firehose is
@@ -128,6 +131,12 @@ func (s *Store) firehoseWindows(ctx context.Context, p Page, sinceID int64, sinc
 	args = append(args, blocksRead)
 	w := monthWindows{desc: !p.Backward}
 	if err := s.db.NewRaw(sb.String(), args...).Scan(ctx, &w.blocks); err != nil {
+		// Before migration 20261126400001 (a database being migrated
+		// while the service runs): every month is read.
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+			return monthWindows{desc: !p.Backward}, nil
+		}
 		return w, fmt.Errorf("firehose id blocks: %w", err)
 	}
 	w.complete = len(w.blocks) < blocksRead
@@ -138,7 +147,8 @@ func (s *Store) firehoseWindows(ctx context.Context, p Page, sinceID int64, sinc
 func (w monthWindows) empty() bool { return w.complete && len(w.blocks) == 0 }
 
 // first is the window of the months of the first block in the page's
-// order: most pages end in it, or in blocks of the same months.
+// order: most pages end in it, or in blocks of the same months. Without
+// blocks known, every month.
 func (w monthWindows) first() timeWindow {
 	var out timeWindow
 	for _, b := range w.blocks {
