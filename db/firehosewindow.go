@@ -121,7 +121,7 @@ func (s *Store) firehoseWindows(ctx context.Context, p Page, sinceID int64, sinc
 	if !since.IsZero() {
 		// The months that end after since.
 		sb.WriteString(" AND month > ?")
-		args = append(args, clampTime(since).AddDate(0, -1, 0))
+		args = append(args, clampTime(clampTime(since).AddDate(0, -1, 0)))
 	}
 	order := "DESC"
 	if p.Backward {

@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -124,30 +125,54 @@ func TestFirehosePagesAcrossMonthsWithLateMessages(t *testing.T) {
 			return q
 		}, p)
 	}
-	for _, f := range filters {
-		for _, limit := range []int{1, 7, 40} {
-			for _, backward := range []bool{false, true} {
-				p := db.Page{Limit: limit, Backward: backward}
-				pages := 0
-				for {
-					name := fmt.Sprintf("filter=%+v page=%+v", f, p)
-					rows, more, err := s.ListFirehose(ctx, f, p)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					got := idsOf(rows, func(r db.FirehoseMessage) int64 { return r.ID })
-					want, wantMore := reference(f, p)
-					if !slices.Equal(got, want) || more != wantMore {
-						t.Fatalf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
-					}
-					if pages++; !more || pages > 500 {
-						break
-					}
-					if backward {
-						p.Before = got[0]
-					} else {
-						p.After = got[len(got)-1]
-					}
+	walk := func(step string) {
+		t.Helper()
+		for _, f := range filters {
+			walkFilter(t, s, step, f, reference)
+		}
+	}
+	walk("four months")
+	// Retention drops January, late messages and all; its blocks go.
+	if _, err := db.DropFirehoseBefore(ctx, bdb, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := bdb.NewRaw("SELECT count(*) FROM firehose_id_blocks WHERE month < '2026-02-01'").Scan(ctx, &left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d id blocks of the dropped month are left", left)
+	}
+	walk("after January was dropped")
+}
+
+// walkFilter walks every page of f, both ways and at several sizes, and
+// compares each with reference.
+func walkFilter(t *testing.T, s *db.Store, step string, f db.FirehoseFilter, reference func(db.FirehoseFilter, db.Page) ([]int64, bool)) {
+	t.Helper()
+	ctx := context.Background()
+	for _, limit := range []int{1, 7, 40} {
+		for _, backward := range []bool{false, true} {
+			p := db.Page{Limit: limit, Backward: backward}
+			pages := 0
+			for {
+				name := fmt.Sprintf("%s: filter=%+v page=%+v", step, f, p)
+				rows, more, err := s.ListFirehose(ctx, f, p)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				got := idsOf(rows, func(r db.FirehoseMessage) int64 { return r.ID })
+				want, wantMore := reference(f, p)
+				if !slices.Equal(got, want) || more != wantMore {
+					t.Fatalf("%s: got %v (more %v), want %v (more %v)", name, got, more, want, wantMore)
+				}
+				if pages++; !more || pages > 500 {
+					break
+				}
+				if backward {
+					p.Before = got[0]
+				} else {
+					p.After = got[len(got)-1]
 				}
 			}
 		}
