@@ -181,19 +181,37 @@ func (w monthWindows) next(got timeWindow, full bool, last int64) (timeWindow, b
 		return nil, true
 	}
 	if !full {
-		// The window ran out: every month that holds ids of the page's
-		// range must be read.
-		if !w.complete {
+		// The window ran out: the months that hold ids of the page's
+		// range are read further, twice as many each time, in the
+		// order the page meets them, so that a rare filter costs the
+		// months it needs, each planned alone (its own index), not one
+		// plan over all of them; once they are all read, the page is.
+		var order []time.Time
+		for _, b := range w.blocks {
+			if !slices.ContainsFunc(order, b.Month.Equal) {
+				order = append(order, b.Month)
+			}
+		}
+		if got.covers(order) {
+			if w.complete {
+				return got, true
+			}
 			return nil, false
 		}
-		var all []time.Time
-		for _, b := range w.blocks {
-			all = append(all, b.Month)
+		n := 0
+		for _, m := range order {
+			if slices.ContainsFunc(got, m.Equal) {
+				n++
+			}
 		}
-		if got.covers(all) {
-			return got, true
+		grown := got
+		for _, m := range order {
+			if len(grown) >= 2*n+1 {
+				break
+			}
+			grown = grown.with([]time.Time{m})
 		}
-		return got.with(all), false
+		return grown, false
 	}
 	// The page ends at last: only a month holding ids between the page's
 	// start and last could hold one of its rows.
