@@ -24,6 +24,10 @@ import (
 // read again over those months too. The answer is exact whatever the order
 // of ids and times.
 //
+// The triggers are the parent table's: a writer into a partition itself
+// (not through firehose_messages) must add its blocks, or its rows go
+// unread by pages.
+//
 // The blocks are read in a statement of their own, just before the page: a
 // late message committed between the two may be missed by this one page,
 // as if it had come a moment later.
