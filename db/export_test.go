@@ -34,7 +34,12 @@ func MigrateBefore(ctx context.Context, url, first string) error {
 }
 
 // FirehoseSQL returns the statement that ListFirehose runs for f and p.
+// It reads the months of the first window the page reads (see
+// firehosewindow.go), as ListFirehose does.
 func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
+	if w, err := s.firehoseWindows(context.Background(), p, f.SinceID, f.Since); err == nil {
+		f.window = w.first()
+	}
 	q := s.newSQL(firehoseType, f.Omit)
 	firehoseSQL(q, f, p)
 	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)

@@ -32,13 +32,32 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 	if err := p.validate(); err != nil {
 		return nil, false, fmt.Errorf("list firehose: %w", err)
 	}
-	q := s.newSQL(firehoseType, f.Omit)
-	f.collapse()
-	firehoseSQL(q, f, p)
-	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
-	rows, sizes, err := queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
+	windows, err := s.firehoseWindows(ctx, p, f.SinceID, f.Since)
 	if err != nil {
 		return nil, false, fmt.Errorf("list firehose: %w", err)
+	}
+	if windows.empty() {
+		return []FirehoseMessage{}, false, nil
+	}
+	f.collapse()
+	var rows []FirehoseMessage
+	var sizes []sized
+	for w, done := windows.first(), false; !done; {
+		g := f
+		g.window = w
+		q := s.newSQL(firehoseType, f.Omit)
+		firehoseSQL(q, g, p)
+		q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
+		rows, sizes, err = queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
+		if err != nil {
+			return nil, false, fmt.Errorf("list firehose: %w", err)
+		}
+		full := len(rows) > p.Limit || (p.MaxBytes > 0 && len(sizes) > 0 && sizes[len(sizes)-1].sum > p.MaxBytes)
+		var last int64
+		if len(rows) > 0 {
+			last = rows[len(rows)-1].ID
+		}
+		w, done = windows.next(w, full, last)
 	}
 	rows, cut, err := cutBySize(rows, sizes, p.MaxBytes, messageID)
 	if err != nil {
@@ -228,7 +247,8 @@ ids AS (
 	p.orderLimit(q, "x")
 	q.add(") x")
 	p.orderLimit(q, "x")
-	q.add("\n)\nSELECT u.* FROM (\n\t(SELECT " + q.cols("m") + " FROM firehose_messages m WHERE m.id IN (SELECT id FROM ids))\n\tUNION ALL\n" +
-		"\t(SELECT w.* FROM walk w WHERE " + walkChosen + ")\n) u")
+	q.add("\n)\nSELECT u.* FROM (\n\t(SELECT " + q.cols("m") + " FROM firehose_messages m WHERE m.id IN (SELECT id FROM ids)")
+	f.window.write(q, "m")
+	q.add(")\n\tUNION ALL\n\t(SELECT w.* FROM walk w WHERE " + walkChosen + ")\n) u")
 	p.orderBy(q, "u")
 }

@@ -187,6 +187,11 @@ ORDER BY c.relname`).Scan(ctx, &parts)
 		if _, err := bdb.ExecContext(ctx, "DROP TABLE "+quoteIdent(p.Name)); err != nil {
 			return dropped, fmt.Errorf("drop %s: %w", p.Name, err)
 		}
+		// The month's id blocks go last: while its rows were readable, a
+		// page had to know where their ids lie.
+		if _, err := bdb.ExecContext(ctx, "DELETE FROM firehose_id_blocks WHERE month = ?", end.AddDate(0, -1, 0)); err != nil {
+			return dropped, fmt.Errorf("drop the id blocks of %s: %w", p.Name, err)
+		}
 		dropped = append(dropped, DroppedPartition{Name: p.Name, Rows: n, Took: time.Since(start)})
 	}
 	return dropped, nil
@@ -206,6 +211,7 @@ func dropSideRows(ctx context.Context, bdb *bun.DB, part string) (int64, error) 
 		// table's primary key: the planner, which takes the unnested
 		// tickers for ten per message, would rather hash the whole side
 		// table (and compile the plan) on every batch.
+		began := time.Now()
 		err := bdb.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			for _, set := range []string{"jit = off", "enable_hashjoin = off", "enable_mergejoin = off"} {
 				if _, err := tx.ExecContext(ctx, "SET LOCAL "+set); err != nil {
@@ -226,6 +232,14 @@ SELECT (SELECT max(id) FROM b) AS top, (SELECT count(*) FROM ids) + (SELECT coun
 			return total, nil
 		}
 		last = res.Top.Int64
+		// As long a pause as the batch took: the deletes (and their WAL)
+		// take at most half of what the database's cores and disk give
+		// to the API's reads meanwhile.
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(time.Since(began)):
+		}
 	}
 }
 
@@ -244,8 +258,8 @@ func partitionEnd(name string) (time.Time, bool) {
 // table waits for its lock: while it waits every query of the table queues
 // behind it, so it gives up soon and tries again a little later.
 const (
-	lockTries   = 100
-	lockTimeout = 50 * time.Millisecond
+	lockTries   = 250
+	lockTimeout = 20 * time.Millisecond
 )
 
 // withLockRetry runs f in a transaction with a short lock_timeout, again
@@ -265,7 +279,7 @@ func withLockRetry(ctx context.Context, bdb *bun.DB, f func(tx bun.Tx) error) er
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Duration(i+1) * 20 * time.Millisecond):
+		case <-time.After(min(time.Duration(i+1)*20*time.Millisecond, 500*time.Millisecond)):
 		}
 	}
 	return err

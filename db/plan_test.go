@@ -19,6 +19,7 @@ type planNode struct {
 	NodeType  string     `json:"Node Type"`
 	IndexName string     `json:"Index Name"`
 	Relation  string     `json:"Relation Name"`
+	Partition string     `json:"-"` // the partition Relation names, before toParents
 	Plans     []planNode `json:"Plans"`
 }
 
@@ -95,7 +96,7 @@ func (n *planNode) toParents(parents map[string]string) {
 		n.IndexName = p
 	}
 	if strings.HasPrefix(n.Relation, "firehose_messages_") {
-		n.Relation = "firehose_messages"
+		n.Partition, n.Relation = n.Relation, "firehose_messages"
 	}
 	for i := range n.Plans {
 		n.Plans[i].toParents(parents)

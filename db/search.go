@@ -35,6 +35,10 @@ type SearchFilter struct {
 	// one ticker in coinBranches leaves out the items of the tickers
 	// before it, which their own branches return.
 	coinsNot []string
+
+	// window keeps the items of some months of created_at (the
+	// firehose's months a page reads, see firehosewindow.go); nil: all.
+	window timeWindow
 }
 
 // where writes the filter's conditions on alias. The full-text condition
@@ -49,6 +53,7 @@ func (f SearchFilter) where(q *sqlBuilder, alias string) {
 	if f.SinceID > 0 {
 		q.add(" AND "+alias+".id > ?", f.SinceID)
 	}
+	f.window.write(q, alias)
 	if f.CollapseStory && f.siblings != nil {
 		// One probe of the story index (story_id, id): the siblings with a
 		// smaller id come first, and the first that matches the filters
