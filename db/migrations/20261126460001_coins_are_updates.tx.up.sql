@@ -66,7 +66,7 @@ CREATE TRIGGER posts_item_updated BEFORE UPDATE ON posts FOR EACH ROW
     WHEN ((OLD.source, OLD.username, OLD.body, OLD.url, OLD.original_source_url, OLD.raw, OLD.created_at)
             IS DISTINCT FROM (NEW.source, NEW.username, NEW.body, NEW.url, NEW.original_source_url, NEW.raw, NEW.created_at)
         OR (OLD.coins IS NOT NULL AND OLD.coins IS DISTINCT FROM NEW.coins))
-    EXECUTE FUNCTION feedapi_item_updated('posts');
+    EXECUTE FUNCTION feedapi_item_updated();
 
 --bun:split
 
