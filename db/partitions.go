@@ -147,8 +147,9 @@ const sideBatch = 10_000
 // on or before cutoff, oldest first, and returns them. Each is detached
 // from the partitioned table in a moment (a lock taken with a short
 // timeout, retried, so that readers and writers never queue behind it for
-// long); then its side rows are deleted in small batches and the table
-// dropped, while the API serves on. A month detached by a run that was
+// long); then its side rows are deleted in small batches, its stories
+// brought up to date with the items kept (pruneDroppedStories) and the
+// table dropped, while the API serves on. A month detached by a run that was
 // interrupted is finished first. Rows waiting in the default partition are
 // not looked at: EnsureFirehosePartitions first moves them into their
 // month's partition.
@@ -184,6 +185,11 @@ ORDER BY c.relname`).Scan(ctx, &parts)
 		if err != nil {
 			return dropped, err
 		}
+		gone, changed, err := pruneDroppedStories(ctx, bdb, p.Name)
+		if err != nil {
+			return dropped, err
+		}
+		fmt.Fprintf(log, "stories of %s: %d deleted, %d recomputed\n", p.Name, gone, changed)
 		if _, err := bdb.ExecContext(ctx, "DROP TABLE "+quoteIdent(p.Name)); err != nil {
 			return dropped, fmt.Errorf("drop %s: %w", p.Name, err)
 		}

@@ -214,6 +214,12 @@ func configure(e executorLike, cfg Config) {
 	e.SetRecoverFunc(recoverFunc)
 	e.SetQueryCache(lru.New[*ast.QueryDocument](cfg.Limits.QueryCacheSize))
 	e.SetParserTokenLimit(cfg.Limits.MaxTokens)
+	switch x := e.(type) {
+	case *executor.Executor:
+		x.SetDefaultRulesFn(validationRules)
+	case *handler.Server:
+		x.SetValidationRulesFn(validationRules)
+	}
 	e.Use(&exactVariables{})
 	e.Use(introspectionForInternal{})
 	e.Use(depthLimit{max: cfg.Limits.MaxDepth})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/feedapi/feedapi/db"
@@ -26,7 +27,8 @@ var protocolCodes = map[string]bool{
 
 // errorPresenter shows domain errors (apperr) as they are, with
 // extensions.code and extensions.param; documents refused by the parser,
-// the validator or the complexity limit as bad_request; and anything else as
+// the validator or the complexity limit as bad_request (naming the argument
+// or variable refused, when there is one); and anything else as
 // "internal error". Internal errors go to the operation's errorRecord,
 // which operationGuard logs once; outside one (an executor without it)
 // each is logged here, with the request id, the operation and the path.
@@ -48,6 +50,15 @@ func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if code, _ := gqlErr.Extensions["code"].(string); gqlErr.Err == nil && protocolCodes[code] {
 			out.Message = gqlErr.Message
 			out.Extensions = map[string]any{"code": string(apperr.BadRequest)}
+			// The argument of a refused literal (validationRules), or the
+			// variable that the validator could not coerce.
+			if param, _ := gqlErr.Extensions["param"].(string); param != "" {
+				out.Extensions["param"] = param
+			} else if len(gqlErr.Path) >= 2 && gqlErr.Path[0] == ast.PathName("variable") {
+				if name, ok := gqlErr.Path[1].(ast.PathName); ok {
+					out.Extensions["param"] = string(name)
+				}
+			}
 			return out
 		}
 		if rec := recordFrom(ctx); rec != nil {

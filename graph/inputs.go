@@ -17,9 +17,10 @@ import (
 )
 
 // scalarInputs are the unmarshallers of the custom scalars that arguments
-// take, keyed by scalar name (the bindings of gqlgen.yml). A variable of one
-// of them is checked before execution, so that a bad value is refused as a
-// whole request naming the variable, not as a field error of one field.
+// take, keyed by scalar name (the bindings of gqlgen.yml). A variable or a
+// literal of one of them is checked before execution, so that a bad value is
+// refused as a whole request naming the variable or the argument, not as a
+// field error of one field.
 var scalarInputs = map[string]func(any) error{
 	"DateTime": func(v any) error { _, err := scalar.UnmarshalDateTime(v); return err },
 	"Date":     func(v any) error { _, err := scalar.UnmarshalDate(v); return err },
@@ -62,7 +63,7 @@ func (x *exactVariables) MutateOperationContext(_ context.Context, opCtx *graphq
 			return refusal(err)
 		}
 	}
-	if err := checkInt64Literals(opCtx.Doc, opCtx.Operation); err != nil {
+	if err := checkScalarLiterals(opCtx.Doc, opCtx.Operation); err != nil {
 		return refusal(err)
 	}
 	return nil

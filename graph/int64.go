@@ -7,15 +7,17 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/feedapi/feedapi/graph/apperr"
-	"github.com/feedapi/feedapi/graph/scalar"
 )
 
-// checkInt64Literals refuses, before execution, an Int64 literal that its
-// scalar does not take (beyond 64 bits, a fraction, a word). The validator
-// lets any literal through for a custom scalar, and gqlparser panics on an
-// integer literal beyond 64 bits when the argument is read; so every
-// argument value of the operation, fragments included, is checked here.
-func checkInt64Literals(doc *ast.QueryDocument, op *ast.OperationDefinition) *apperr.Error {
+// checkScalarLiterals refuses, before execution, a literal of a custom
+// scalar (scalarInputs) that its unmarshaller does not take: an Int64
+// beyond 64 bits, a fraction or a word, a DateTime that is no date-time.
+// The validator lets any literal through for a custom scalar, and gqlparser
+// panics on an integer literal beyond 64 bits when the argument is read; so
+// every argument value of the operation, fragments included, is checked
+// here, and a refusal names the argument as a variable's names the
+// variable.
+func checkScalarLiterals(doc *ast.QueryDocument, op *ast.OperationDefinition) *apperr.Error {
 	seen := map[string]bool{}
 	var walkSet func(ast.SelectionSet) *apperr.Error
 	walkSet = func(set ast.SelectionSet) *apperr.Error {
@@ -23,7 +25,7 @@ func checkInt64Literals(doc *ast.QueryDocument, op *ast.OperationDefinition) *ap
 			switch s := sel.(type) {
 			case *ast.Field:
 				for _, arg := range s.Arguments {
-					if err := checkInt64Value(arg.Name, arg.Value); err != nil {
+					if err := checkScalarValue(arg.Name, arg.Value); err != nil {
 						return err
 					}
 				}
@@ -51,18 +53,22 @@ func checkInt64Literals(doc *ast.QueryDocument, op *ast.OperationDefinition) *ap
 	return walkSet(op.SelectionSet)
 }
 
-// checkInt64Value checks the literals of an Int64 type in v, the value of
-// the argument named arg.
-func checkInt64Value(arg string, v *ast.Value) *apperr.Error {
+// checkScalarValue checks the literals of custom scalars in v, the value
+// of the argument named arg.
+func checkScalarValue(arg string, v *ast.Value) *apperr.Error {
 	if v == nil {
 		return nil
 	}
 	for _, c := range v.Children {
-		if err := checkInt64Value(arg, c.Value); err != nil {
+		if err := checkScalarValue(arg, c.Value); err != nil {
 			return err
 		}
 	}
-	if v.ExpectedType == nil || v.ExpectedType.NamedType != "Int64" {
+	if v.ExpectedType == nil {
+		return nil
+	}
+	check := scalarInputs[v.ExpectedType.NamedType]
+	if check == nil {
 		return nil
 	}
 	var in any
@@ -79,7 +85,7 @@ func checkInt64Value(arg string, v *ast.Value) *apperr.Error {
 			in = v.Raw == "true"
 		}
 	}
-	if _, err := scalar.UnmarshalInt64(in); err != nil {
+	if err := check(in); err != nil {
 		msg := err.Error()
 		if ae := apperr.As(err); ae != nil {
 			msg = ae.Message

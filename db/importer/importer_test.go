@@ -1009,7 +1009,7 @@ func TestSharedRowTriggers(t *testing.T) {
 		`firehose_messages coin_side_truncate(firehose_coins\000)`,
 		`firehose_messages coin_side_update(firehose_coins\000)`,
 		`firehose_messages coin_tickers_add()`,
-		`firehose_messages feedapi_item_updated()`,
+		`firehose_messages feedapi_item_updated(firehose_messages\000)`,
 		`firehose_messages feedapi_notify_change(firehose\000)`,
 		`firehose_messages feedapi_stream_pos(firehose_messages\000)`,
 		`firehose_messages firehose_fts_fill()`,

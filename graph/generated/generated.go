@@ -2347,8 +2347,11 @@ type Post {
   story: Story
   """
   When feedapi stored the item: the database's clock when the row was
-  written. ` + "`" + `receivedAt` + "`" + ` minus ` + "`" + `createdAt` + "`" + ` is how late the source delivered
-  it. Null for items stored before arrival times were kept.
+  written, inside the transaction that stores it, so a moment before that
+  transaction commits and the item becomes visible (not the commit time,
+  and not the importer's clock). An update keeps it. ` + "`" + `receivedAt` + "`" + ` minus
+  ` + "`" + `createdAt` + "`" + ` is how late the source delivered it. Null for items stored
+  before arrival times were kept.
   """
   receivedAt: DateTime
   "When an import last changed what the item says; null when never."
@@ -2433,8 +2436,11 @@ type FirehoseMessage {
   story: Story
   """
   When feedapi stored the item: the database's clock when the row was
-  written. ` + "`" + `receivedAt` + "`" + ` minus ` + "`" + `createdAt` + "`" + ` is how late the source delivered
-  it. Null for items stored before arrival times were kept.
+  written, inside the transaction that stores it, so a moment before that
+  transaction commits and the item becomes visible (not the commit time,
+  and not the importer's clock). An update keeps it. ` + "`" + `receivedAt` + "`" + ` minus
+  ` + "`" + `createdAt` + "`" + ` is how late the source delivered it. Null for items stored
+  before arrival times were kept.
   """
   receivedAt: DateTime
   "When an import last changed what the item says; null when never."

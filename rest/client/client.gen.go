@@ -1279,7 +1279,7 @@ type FirehoseMessage struct {
 	// Pane The pane of the message; `iansintel` is the service's own pane.
 	Pane FirehoseMessagePane `json:"pane"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, inside the transaction that stores it, so a moment before that transaction commits and the item becomes visible (not the commit time, and not the importer's clock). An update keeps it. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
 	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Upstream source key.
@@ -1531,7 +1531,7 @@ type Post struct {
 	// Raw The source payload as stored (an object of any JSON values); present only with `include_raw=true`.
 	Raw *map[string]interface{} `json:"raw,omitempty"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, inside the transaction that stores it, so a moment before that transaction commits and the item becomes visible (not the commit time, and not the importer's clock). An update keeps it. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
 	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Source label, e.g. a channel name or a data publisher label.
@@ -1712,7 +1712,7 @@ type StoryFirehoseMessage struct {
 	// Pane The pane of the message; `iansintel` is the service's own pane.
 	Pane StoryFirehoseMessagePane `json:"pane"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, inside the transaction that stores it, so a moment before that transaction commits and the item becomes visible (not the commit time, and not the importer's clock). An update keeps it. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
 	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Upstream source key.
@@ -1777,7 +1777,7 @@ type StoryPost struct {
 	// Raw The source payload as stored (an object of any JSON values); present only with `include_raw=true`.
 	Raw *map[string]interface{} `json:"raw,omitempty"`
 
-	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, not the importer's. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+	// ReceivedAt When feedapi stored the item: the database's clock when the row was written, inside the transaction that stores it, so a moment before that transaction commits and the item becomes visible (not the commit time, and not the importer's clock). An update keeps it. `received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
 	ReceivedAt *time.Time `json:"received_at,omitempty"`
 
 	// Source Source label, e.g. a channel name or a data publisher label.

@@ -129,6 +129,23 @@ func (c *ClientWithResponses) AllFirehose(ctx context.Context, params ListFireho
 	})
 }
 
+// AllStories yields every story matching params, newest first by its
+// latest item, page after page; see AllPosts.
+func (c *ClientWithResponses) AllStories(ctx context.Context, params ListStoriesParams, editors ...RequestEditorFn) iter.Seq2[Story, error] {
+	start := params.Cursor
+	return pages(func(cursor *string) ([]Story, *Pagination, error) {
+		params.Cursor = first(cursor, start)
+		r, err := c.ListStoriesWithResponse(ctx, &params, editors...)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.JSON200 == nil {
+			return nil, nil, errorOf(r.StatusCode(), r.Body)
+		}
+		return r.JSON200.Data, &r.JSON200.Pagination, nil
+	})
+}
+
 // first returns the page cursor once the walk has one, else the start.
 func first(cursor, start *string) *string {
 	if cursor != nil {

@@ -16,8 +16,10 @@ func storySchemas(s openapi3.Schemas) {
 	itemFields := props{
 		"story": anyOf("The story the item belongs to; null only for items stored before stories were kept. "+
 			"Always sent; not listed as required so that answers of v1 before it stay valid.", ref("StoryRef"), null()),
-		"received_at": nullableDateTime("When feedapi stored the item: the database's clock when the row was written, not the importer's. " +
-			"`received_at` minus `created_at` is how late the source delivered it. Null for items stored before arrival times were kept."),
+		"received_at": nullableDateTime("When feedapi stored the item: the database's clock when the row was written, inside the transaction " +
+			"that stores it, so a moment before that transaction commits and the item becomes visible (not the commit time, and not the " +
+			"importer's clock). An update keeps it. `received_at` minus `created_at` is how late the source delivered it. " +
+			"Null for items stored before arrival times were kept."),
 		"updated_at": nullableDateTime("When an import last changed what the item says; null when never. Streams send a changed item again as an event `update`."),
 	}
 	for _, name := range []string{"Post", "FirehoseMessage"} {
