@@ -83,6 +83,7 @@ func (r *Resolver) story(ctx context.Context, id int64) (*db.Story, error) {
 		return nil, apperr.Invalid("id", "id must be a positive integer")
 	}
 	l := r.loadersFrom(ctx)
+	l.stories.expectByID.Add(1)
 	s, err := l.storyLoader().Load(ctx, id)()
 	if err != nil {
 		return nil, err
@@ -136,6 +137,26 @@ type storyLoaders struct {
 	// once their items are all asked for, the batch is complete and is read
 	// at once rather than after the loader's wait.
 	expect atomic.Int64
+	// expectByID counts the stories the operation's items of lists and
+	// story fields will ask for, likewise for the stories by id.
+	expectByID atomic.Int64
+}
+
+// expectStories counts the distinct stories of a page's items (their
+// story ids, nil for none): the story loader then reads them as soon as
+// the page's items have all asked, not after its wait.
+func expectStories(ctx context.Context, n int, storyID func(i int) *int64) {
+	l, ok := ctx.Value(loadersKey{}).(*loaders)
+	if !ok {
+		return
+	}
+	seen := make(map[int64]bool, n)
+	for i := range n {
+		if id := storyID(i); id != nil && *id != 0 {
+			seen[*id] = true
+		}
+	}
+	l.stories.expectByID.Add(int64(len(seen)))
 }
 
 // storyItemsKey asks for the first n items of a story (0: all).
@@ -146,9 +167,13 @@ type storyItemsKey struct {
 
 func (l *loaders) storyLoader() *dataloader.Loader[int64, *db.Story] {
 	l.stories.storyOnce.Do(func() {
+		capacity := int(min(l.stories.expectByID.Load(), maxPageSize))
+		if capacity < 1 {
+			capacity = maxPageSize
+		}
 		l.stories.byID = dataloader.NewBatchedLoader(l.loadStories,
 			dataloader.WithWait[int64, *db.Story](l.wait),
-			dataloader.WithBatchCapacity[int64, *db.Story](maxPageSize))
+			dataloader.WithBatchCapacity[int64, *db.Story](capacity))
 	})
 	return l.stories.byID
 }
