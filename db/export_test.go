@@ -41,6 +41,7 @@ func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
 		f.window = w.first()
 	}
 	q := s.newSQL(firehoseType, f.Omit)
+	f.collapse()
 	firehoseSQL(q, f, p)
 	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
 	return s.db.NewRaw(q.String(), q.args...).String()
@@ -49,6 +50,7 @@ func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
 // PostsSQL returns the statement that ListPosts runs for f and p.
 func (s *Store) PostsSQL(f PostFilter, p Page) string {
 	q := s.newSQL(postType, f.Omit)
+	f.collapse()
 	postsSQL(q, f, p)
 	q = s.boundBytes(q, postType, f.Omit, nil, p.order(), p.MaxBytes)
 	return s.db.NewRaw(q.String(), q.args...).String()

@@ -62,6 +62,11 @@ func Open(url string, opts Options) (*bun.DB, error) {
 	// jit_above_cost, and compiling then takes far longer than the
 	// statement runs.
 	cfg.RuntimeParams["jit"] = "off"
+	// No parallel workers: a statement of the service reads a page, and
+	// when the planner overrates a per-row probe (an anti-join over the
+	// firehose's partitions) it starts workers whose launch takes longer
+	// than the whole page runs without them.
+	cfg.RuntimeParams["max_parallel_workers_per_gather"] = "0"
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(opts.MaxOpenConns)
 	sqldb.SetMaxIdleConns(opts.MaxOpenConns)

@@ -370,11 +370,18 @@ func TestMigrateMovesExistingFirehose(t *testing.T) {
 		t.Errorf("%d reads or writes failed during the move, first: %v", readErrs.Load(), firstErr.Load())
 	}
 
+	// The columns the rows had before the move: later migrations may add
+	// columns of their own.
+	var cols string
+	if err := bdb.NewRaw(`SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+		WHERE attrelid = 'before_rows'::regclass AND attnum > 0 AND NOT attisdropped`).Scan(ctx, &cols); err != nil {
+		t.Fatal(err)
+	}
 	var kind string
 	var missing, extra, liveRows, coinsMissing, coinsExtra, ids, total, inDefault int
 	err = bdb.NewRaw(`SELECT (SELECT relkind::text FROM pg_class WHERE oid = 'firehose_messages'::regclass),
-		(SELECT count(*) FROM (SELECT * FROM before_rows EXCEPT ALL SELECT * FROM firehose_messages WHERE source <> 'live') x),
-		(SELECT count(*) FROM (SELECT * FROM firehose_messages WHERE source <> 'live' EXCEPT ALL SELECT * FROM before_rows) x),
+		(SELECT count(*) FROM (SELECT `+cols+` FROM before_rows EXCEPT ALL SELECT `+cols+` FROM firehose_messages WHERE source <> 'live') x),
+		(SELECT count(*) FROM (SELECT `+cols+` FROM firehose_messages WHERE source <> 'live' EXCEPT ALL SELECT `+cols+` FROM before_rows) x),
 		(SELECT count(*) FROM firehose_messages WHERE source = 'live'),
 		(SELECT count(*) FROM (SELECT * FROM before_coins EXCEPT SELECT * FROM firehose_coins) x),
 		(SELECT count(*) FROM (SELECT * FROM firehose_coins EXCEPT SELECT * FROM before_coins) x),

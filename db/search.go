@@ -19,17 +19,24 @@ type SearchFilter struct {
 	Query string
 	// SinceID keeps items with an id larger than it.
 	SinceID int64
-	// CollapseStory keeps only the first item (the smallest id) of each
-	// story among the items the other filters keep: a page never shows a
-	// second item of a story, and a walk over every page shows each story
-	// once, whatever the page boundaries (the condition holds for the row
-	// alone, not for the page).
+	// CollapseStory keeps only the first item of each story among the
+	// items the other filters keep: a page never shows a second item of a
+	// story, and a walk over every page shows each story once, whatever
+	// the page boundaries (the condition holds for the row alone, not for
+	// the page). In a list the first item is the one with the smallest id;
+	// in a stream, the first stored (the smallest stream position at
+	// insert), since a stream sends items in that order and cannot take
+	// back an item it sent when an item of the same story with a smaller
+	// id commits later.
 	CollapseStory bool
 
 	// siblings writes the list's other filters on a sibling row (alias),
 	// for CollapseStory; set by the list and stream statements.
 	siblings func(q *sqlBuilder, alias string)
 	table    string
+	// streamOrder makes CollapseStory keep the first item in stream order
+	// rather than in id order; set by streamWhere.
+	streamOrder bool
 
 	// coinsNot excludes items about any of these tickers: the branch of
 	// one ticker in coinBranches leaves out the items of the tickers
@@ -54,7 +61,18 @@ func (f SearchFilter) where(q *sqlBuilder, alias string) {
 		q.add(" AND "+alias+".id > ?", f.SinceID)
 	}
 	f.window.write(q, alias)
-	if f.CollapseStory && f.siblings != nil {
+	if f.CollapseStory && f.siblings != nil && f.streamOrder {
+		// A sibling stored before the row: its position at insert, which
+		// an update keeps in inserted_pos, is smaller. Every such sibling
+		// lies below the stream's bound with the row, so the answer is
+		// final once the row can be read, on a resume as live. One range
+		// of the story index (story_id, created_at, id), which carries the
+		// positions.
+		q.add(" AND NOT EXISTS (SELECT 1 FROM " + f.table + " c WHERE c.story_id = " + alias + ".story_id" +
+			" AND coalesce(c.inserted_pos, c.stream_pos) < coalesce(" + alias + ".inserted_pos, " + alias + ".stream_pos)")
+		f.siblings(q, "c")
+		q.add(")")
+	} else if f.CollapseStory && f.siblings != nil {
 		// One probe of the story index (story_id, id): the siblings with a
 		// smaller id come first, and the first that matches the filters
 		// ends the probe.
@@ -90,6 +108,7 @@ func (f *SearchFilter) collapse(table string, other func(q *sqlBuilder, alias st
 // stream, which walks a range of stream positions, not ids: the coins
 // condition is one probe of the side table side per row of the range.
 func (f SearchFilter) streamWhere(q *sqlBuilder, alias, side string) {
+	f.streamOrder = true
 	f.where(q, alias)
 	if tickers := uniqueTickers(f.Coins); len(tickers) > 0 {
 		q.add(" AND EXISTS (SELECT 1 FROM "+side+" k WHERE k.ticker = ANY(?::text[]) AND k.id = "+alias+".id)",

@@ -23,8 +23,9 @@ import (
 // waits for the next bound: delivery waits for the oldest write
 // transaction of the database to end, and never skips.
 //
-// An update keeps the row's position: the stream does not send an edited
-// row again; the lists show the current row.
+// An update gives the row a new position (feedapi_item_updated, migration
+// 20261126200001_stories): the stream sends the edited row again, in order
+// with the new rows; its position at insert stays in inserted_pos.
 
 // StreamBase is the smallest position a row inserted after the migration
 // can have (2^53); rows older than it have their id (< 2^53) as position.

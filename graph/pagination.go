@@ -109,6 +109,7 @@ func pageInfo(connection string, p db.Page, n int, firstID, lastID func() int64,
 }
 
 func postConnection(ctx context.Context, connection string, p db.Page, rows []db.Post, more bool) *model.PostConnection {
+	expectStories(ctx, len(rows), func(i int) *int64 { return rows[i].StoryID })
 	c := &model.PostConnection{
 		Nodes: rows,
 		PageInfo: pageInfo(connection, p, len(rows),
@@ -139,6 +140,7 @@ func briefConnection(ctx context.Context, p db.Page, rows []db.Brief, more bool)
 }
 
 func firehoseConnection(ctx context.Context, p db.Page, rows []db.FirehoseMessage, more bool) *model.FirehoseConnection {
+	expectStories(ctx, len(rows), func(i int) *int64 { return rows[i].StoryID })
 	c := &model.FirehoseConnection{
 		Nodes: rows,
 		PageInfo: pageInfo(connFirehose, p, len(rows),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -57,6 +58,7 @@ func (r *Resolver) stories(ctx context.Context, first *int, after *string, coins
 		return nil, err
 	}
 	l := r.loadersFrom(ctx)
+	l.stories.expect.Add(int64(len(rows)))
 	c := &model.StoryConnection{Nodes: make([]db.Story, len(rows)), Edges: make([]model.StoryEdge, len(rows)),
 		PageInfo: &model.PageInfo{HasNextPage: more, HasPreviousPage: after != nil}}
 	for i := range rows {
@@ -80,13 +82,16 @@ func (r *Resolver) story(ctx context.Context, id int64) (*db.Story, error) {
 	if id < 1 {
 		return nil, apperr.Invalid("id", "id must be a positive integer")
 	}
-	s, err := r.loadersFrom(ctx).storyLoader().Load(ctx, id)()
+	l := r.loadersFrom(ctx)
+	l.stories.expectByID.Add(1)
+	s, err := l.storyLoader().Load(ctx, id)()
 	if err != nil {
 		return nil, err
 	}
 	if s == nil {
 		return nil, apperr.Missing("story", id)
 	}
+	l.stories.expect.Add(1)
 	return s, nil
 }
 
@@ -128,6 +133,30 @@ type storyLoaders struct {
 	byID      *dataloader.Loader[int64, *db.Story]
 	itemsOnce sync.Once
 	items     *dataloader.Loader[storyItemsKey, []db.StoryEntry]
+	// expect counts the stories the operation's story fields returned:
+	// once their items are all asked for, the batch is complete and is read
+	// at once rather than after the loader's wait.
+	expect atomic.Int64
+	// expectByID counts the stories the operation's items of lists and
+	// story fields will ask for, likewise for the stories by id.
+	expectByID atomic.Int64
+}
+
+// expectStories counts the distinct stories of a page's items (their
+// story ids, nil for none): the story loader then reads them as soon as
+// the page's items have all asked, not after its wait.
+func expectStories(ctx context.Context, n int, storyID func(i int) *int64) {
+	l, ok := ctx.Value(loadersKey{}).(*loaders)
+	if !ok {
+		return
+	}
+	seen := make(map[int64]bool, n)
+	for i := range n {
+		if id := storyID(i); id != nil && *id != 0 {
+			seen[*id] = true
+		}
+	}
+	l.stories.expectByID.Add(int64(len(seen)))
 }
 
 // storyItemsKey asks for the first n items of a story (0: all).
@@ -138,9 +167,13 @@ type storyItemsKey struct {
 
 func (l *loaders) storyLoader() *dataloader.Loader[int64, *db.Story] {
 	l.stories.storyOnce.Do(func() {
+		capacity := int(min(l.stories.expectByID.Load(), maxPageSize))
+		if capacity < 1 {
+			capacity = maxPageSize
+		}
 		l.stories.byID = dataloader.NewBatchedLoader(l.loadStories,
 			dataloader.WithWait[int64, *db.Story](l.wait),
-			dataloader.WithBatchCapacity[int64, *db.Story](maxPageSize))
+			dataloader.WithBatchCapacity[int64, *db.Story](capacity))
 	})
 	return l.stories.byID
 }
@@ -160,9 +193,13 @@ func (l *loaders) loadStories(ctx context.Context, ids []int64) []*dataloader.Re
 
 func (l *loaders) itemsOfStory(ctx context.Context, id int64, n int) ([]db.StoryEntry, error) {
 	l.stories.itemsOnce.Do(func() {
+		capacity := int(min(l.stories.expect.Load(), maxPageSize))
+		if capacity < 1 {
+			capacity = maxPageSize
+		}
 		l.stories.items = dataloader.NewBatchedLoader(l.loadStoryItems,
 			dataloader.WithWait[storyItemsKey, []db.StoryEntry](l.wait),
-			dataloader.WithBatchCapacity[storyItemsKey, []db.StoryEntry](maxPageSize))
+			dataloader.WithBatchCapacity[storyItemsKey, []db.StoryEntry](capacity))
 	})
 	return l.stories.items.Load(ctx, storyItemsKey{id, n})()
 }

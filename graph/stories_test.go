@@ -8,21 +8,32 @@ import (
 )
 
 // TestCollapseWalksMatchReference walks every page of posts and the
-// firehose with collapse: story, under several filters, and compares the
-// ids with a plain-SQL reference: the smallest id of each story among the
-// rows the filters keep (an item without a story stands alone).
+// firehose with collapse: story, under several filters (each statement
+// shape: id order, source groups, the since gate, coin branches), forwards
+// and backwards, and compares the ids with a plain-SQL reference: the
+// smallest id of each story among the rows the filters keep (an item
+// without a story stands alone).
 func TestCollapseWalksMatchReference(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	cases := []struct {
 		name, field, args, where string
+		backward                 bool
 	}{
-		{"firehose", "firehose", "", "true"},
-		{"firehose twitter", "firehose", `, pane: twitter`, "pane = 'twitter'"},
-		{"firehose BTC", "firehose", `, coins: ["btc"]`, "coins && ARRAY['BTC']"},
-		{"firehose q", "firehose", `, q: "bitcoin"`, "fts @@ websearch_to_tsquery('english', 'bitcoin')"},
-		{"posts", "posts", "", "true"},
-		{"posts ETH or SOL", "posts", `, coins: ["ETH", "SOL"]`, "coins && ARRAY['ETH', 'SOL']"},
+		{"firehose", "firehose", "", "true", false},
+		{"firehose backward", "firehose", "", "true", true},
+		{"firehose twitter", "firehose", `, pane: twitter`, "pane = 'twitter'", false},
+		{"firehose BTC", "firehose", `, coins: ["btc"]`, "coins && ARRAY['BTC']", false},
+		{"firehose q", "firehose", `, q: "bitcoin"`, "fts @@ websearch_to_tsquery('english', 'bitcoin')", false},
+		{"firehose source", "firehose", `, source: "tw:"`, "source ILIKE '%tw:%'", false},
+		{"firehose news important since", "firehose", `, pane: news, important: true, since: "2026-11-01T00:00:00Z"`,
+			"pane = 'news' AND important AND created_at >= '2026-11-01T00:00:00Z'", false},
+		{"firehose twitter ETH or SOL backward", "firehose", `, pane: twitter, coins: ["ETH", "SOL"]`,
+			"pane = 'twitter' AND coins && ARRAY['ETH', 'SOL']", true},
+		{"posts", "posts", "", "true", false},
+		{"posts ETH or SOL", "posts", `, coins: ["ETH", "SOL"]`, "coins && ARRAY['ETH', 'SOL']", false},
+		{"posts BTC since backward", "posts", `, coins: ["BTC"], since: "2026-11-01T00:00:00Z"`,
+			"coins && ARRAY['BTC'] AND created_at >= '2026-11-01T00:00:00Z'", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -42,8 +53,15 @@ func TestCollapseWalksMatchReference(t *testing.T) {
 					t.Fatal("more than 1000 pages")
 				}
 				afterArg := ""
-				if after != "" {
+				switch {
+				case c.backward && after != "":
+					afterArg = fmt.Sprintf(`, before: %q`, after)
+				case after != "":
 					afterArg = fmt.Sprintf(`, after: %q`, after)
+				}
+				size := "first: 97"
+				if c.backward {
+					size = "last: 97"
 				}
 				var out map[string]struct {
 					Nodes []struct {
@@ -53,15 +71,18 @@ func TestCollapseWalksMatchReference(t *testing.T) {
 						} `json:"story"`
 					} `json:"nodes"`
 					PageInfo struct {
-						HasNextPage bool   `json:"hasNextPage"`
-						EndCursor   string `json:"endCursor"`
+						HasNextPage     bool   `json:"hasNextPage"`
+						HasPreviousPage bool   `json:"hasPreviousPage"`
+						StartCursor     string `json:"startCursor"`
+						EndCursor       string `json:"endCursor"`
 					} `json:"pageInfo"`
 				}
-				e.query(fmt.Sprintf(`{ %s(first: 97, collapse: story%s%s) { nodes { id story { id } } pageInfo { hasNextPage endCursor } } }`,
-					c.field, afterArg, c.args), nil, &out)
+				e.query(fmt.Sprintf(`{ %s(%s, collapse: story%s%s) { nodes { id story { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`,
+					c.field, size, afterArg, c.args), nil, &out)
 				conn := out[c.field]
+				var ids []int64
 				for _, n := range conn.Nodes {
-					got = append(got, n.ID)
+					ids = append(ids, n.ID)
 					if n.Story != nil {
 						if stories[n.Story.ID] {
 							t.Fatalf("story %d given twice (item %d)", n.Story.ID, n.ID)
@@ -69,6 +90,17 @@ func TestCollapseWalksMatchReference(t *testing.T) {
 						stories[n.Story.ID] = true
 					}
 				}
+				if c.backward {
+					// Each page is newest first; the pages come from the
+					// oldest end, each before the last.
+					got = append(ids, got...)
+					if !conn.PageInfo.HasPreviousPage {
+						break
+					}
+					after = conn.PageInfo.StartCursor
+					continue
+				}
+				got = append(got, ids...)
 				if !conn.PageInfo.HasNextPage {
 					break
 				}

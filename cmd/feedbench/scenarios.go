@@ -527,6 +527,9 @@ func (d *discovery) deepCursor(ctx context.Context, list string, q url.Values) (
 	if v := q.Get("pane"); v != "" {
 		args += ", pane: " + v // an enum value, as REST spells it
 	}
+	if v := q.Get("collapse"); v != "" {
+		args += ", collapse: " + v // an enum value, as REST spells it
+	}
 	var out map[string]struct {
 		Edges []struct{ Cursor string } `json:"edges"`
 	}

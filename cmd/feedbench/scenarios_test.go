@@ -78,3 +78,32 @@ func TestSearchScenarios(t *testing.T) {
 		}
 	}
 }
+
+// The stories group holds the stories endpoints and collapse=story pages
+// (first, narrowed and deep), runs only when named.
+func TestStoryScenarios(t *testing.T) {
+	t.Parallel()
+	group, err := selectScenarios([]string{"stories"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range group {
+		names = append(names, s.name)
+	}
+	want := []string{"stories-first", "stories-pane", "stories-coins", "stories-q", "stories-since", "stories-deep", "story-one",
+		"firehose-collapse", "firehose-collapse-pane", "firehose-collapse-deep", "firehose-collapse-pane-deep",
+		"posts-collapse", "posts-collapse-source", "posts-collapse-deep"}
+	if !slices.Equal(names, want) {
+		t.Errorf("stories selects %v, want %v", names, want)
+	}
+	all, err := selectScenarios([]string{"all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range group {
+		if slices.Contains(all, s) {
+			t.Errorf("all runs %s", s.name)
+		}
+	}
+}

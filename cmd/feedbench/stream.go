@@ -28,8 +28,10 @@ import (
 // streamBench is the stream scenario: N SSE streams (and M GraphQL
 // subscriptions) open on the service, a writer inserting posts into its
 // database and timestamping each commit, and every client timestamping
-// each arrival. It reports commit→client latency, the server's memory per
-// idle stream and its goroutines before, during and after.
+// each arrival. It reports commit→client latency (from the writer's clock
+// after its commit, and from the item's received_at, the database's clock
+// when it stored the row), the server's memory per idle stream and its
+// goroutines before, during and after.
 type streamBench struct {
 	base      *url.URL
 	key       string
@@ -43,6 +45,19 @@ type streamBench struct {
 	stdout    io.Writer
 	transport *http.Transport
 	rawClient bool // sseRaw instead of sse
+
+	// received holds each benchmark item's received_at (Unix ns; 0 until
+	// a client has seen it), as the clients read it from the items: the
+	// same for every client, so whichever sees it first stores it.
+	received []atomic.Int64
+}
+
+// noteReceived records the received_at of item i (an index into the
+// benchmark's items).
+func (b *streamBench) noteReceived(i int64, at time.Time) {
+	if !at.IsZero() && i >= 0 && i < int64(len(b.received)) {
+		b.received[i].CompareAndSwap(0, at.UnixNano())
+	}
 }
 
 // streamSource labels the benchmark's posts; streams filter on it.
@@ -67,6 +82,7 @@ func (b *streamBench) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	clients := b.streams + b.subs
+	b.received = make([]atomic.Int64, b.items)
 	arrivals := make([][]time.Time, clients) // per client, by item index
 	got := make([]atomic.Int64, clients)
 	var opened sync.WaitGroup
@@ -144,33 +160,29 @@ func (b *streamBench) run(ctx context.Context) error {
 		nerr++
 	}
 
-	lat := func(from, to int) (p50, p99, maxL time.Duration, missing int) {
-		var ls []time.Duration
-		for c := from; c < to; c++ {
-			for i, at := range arrivals[c] {
-				if at.IsZero() {
-					missing++
-					continue
-				}
-				ls = append(ls, at.Sub(commits[i]))
-			}
+	received := make([]time.Time, b.items)
+	for i := range b.received {
+		if ns := b.received[i].Load(); ns != 0 {
+			received[i] = time.Unix(0, ns)
 		}
-		if len(ls) == 0 {
-			return 0, 0, 0, missing
-		}
-		slices.Sort(ls)
-		return ls[len(ls)/2], ls[len(ls)*99/100], ls[len(ls)-1], missing
 	}
-	p50, p99, mx, miss := lat(0, b.streams)
-	fmt.Fprintf(b.stdout, "SSE: %d streams x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
-		b.streams, b.items, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), mx.Round(10*time.Microsecond), miss)
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	if b.streams > 0 {
+		l := latencies(arrivals[:b.streams], commits)
+		rl := latencies(arrivals[:b.streams], received)
+		fmt.Fprintf(b.stdout, "SSE: %d streams x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
+			b.streams, b.items, r(l.p50), r(l.p99), r(l.max), l.missing)
+		fmt.Fprintf(b.stdout, "SSE: received_at->client p50 %s, p99 %s, max %s (%d items without received_at)\n",
+			r(rl.p50), r(rl.p99), r(rl.max), rl.missing-l.missing)
 		fmt.Fprintf(b.stdout, "SSE: the 3 items whose last arrival came latest: %s\n", slowestItems(arrivals[:b.streams], commits, 3))
 	}
 	if b.subs > 0 {
-		p50, p99, mx, miss = lat(b.streams, clients)
+		l := latencies(arrivals[b.streams:], commits)
+		rl := latencies(arrivals[b.streams:], received)
 		fmt.Fprintf(b.stdout, "subscriptions: %d x %d items: commit->client p50 %s, p99 %s, max %s; missing %d\n",
-			b.subs, b.items, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), mx.Round(10*time.Microsecond), miss)
+			b.subs, b.items, r(l.p50), r(l.p99), r(l.max), l.missing)
+		fmt.Fprintf(b.stdout, "subscriptions: received_at->client p50 %s, p99 %s, max %s (%d items without received_at)\n",
+			r(rl.p50), r(rl.p99), r(rl.max), rl.missing-l.missing)
 	}
 	if rssBefore > 0 {
 		fmt.Fprintf(b.stdout, "server RSS: %d KiB before, %d KiB with the clients open and idle: %.1f KiB per client (RSS keeps heap the runtime has not returned)\n",
@@ -194,6 +206,35 @@ func (b *streamBench) run(ctx context.Context) error {
 		return fmt.Errorf("%d clients failed", nerr)
 	}
 	return nil
+}
+
+// latency is the spread of the delays from a start time of each item to
+// its arrivals at the clients.
+type latency struct {
+	p50, p99, max time.Duration
+	missing       int // arrivals that did not happen or have no start time
+}
+
+// latencies returns the spread of arrivals[c][i] − from[i] over every
+// client c and item i; a zero arrival or start time counts as missing.
+func latencies(arrivals [][]time.Time, from []time.Time) latency {
+	var l latency
+	var ls []time.Duration
+	for _, client := range arrivals {
+		for i, at := range client {
+			if at.IsZero() || from[i].IsZero() {
+				l.missing++
+				continue
+			}
+			ls = append(ls, at.Sub(from[i]))
+		}
+	}
+	if len(ls) == 0 {
+		return l
+	}
+	slices.Sort(ls)
+	l.p50, l.p99, l.max = ls[len(ls)/2], ls[len(ls)*99/100], ls[len(ls)-1]
+	return l
 }
 
 // slowestItems describes the n items whose last arrival (over the clients)
@@ -250,12 +291,14 @@ func (b *streamBench) sse(ctx context.Context, opened *sync.WaitGroup, firstID i
 			continue
 		}
 		var p struct {
-			ID int64 `json:"id"`
+			ID         int64     `json:"id"`
+			ReceivedAt time.Time `json:"received_at"`
 		}
 		if json.Unmarshal([]byte(line[len("data: "):]), &p) == nil {
 			if i := p.ID - firstID; i >= 0 && i < int64(len(at)) {
 				at[i] = time.Now()
 				got.Add(1)
+				b.noteReceived(i, p.ReceivedAt)
 			}
 		}
 	}
@@ -338,6 +381,9 @@ func (b *streamBench) sseRaw(ctx context.Context, opened *sync.WaitGroup, firstI
 					if i := id - firstID; i >= 0 && i < int64(len(at)) {
 						at[i] = time.Now()
 						got.Add(1)
+						if b.received[i].Load() == 0 {
+							b.noteReceived(i, receivedAtOf(data))
+						}
 					}
 				}
 			}
@@ -402,6 +448,26 @@ func postIDOf(data []byte) (int64, bool) {
 	return p.ID, true
 }
 
+// receivedAtOf reads the received_at of an item's JSON (zero when it has
+// none or it is not an RFC 3339 time).
+func receivedAtOf(data []byte) time.Time {
+	const key = `"received_at":"`
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return time.Time{}
+	}
+	rest := data[i+len(key):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(rest[:end]))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
 // subscription runs one graphql-transport-ws client of postAdded.
 func (b *streamBench) subscription(ctx context.Context, opened *sync.WaitGroup, firstID int64, at []time.Time, got *atomic.Int64) error {
 	once := sync.OnceFunc(opened.Done)
@@ -425,7 +491,7 @@ func (b *streamBench) subscription(ctx context.Context, opened *sync.WaitGroup, 
 		return err
 	}
 	if err := send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
-		"query": `subscription { postAdded(source: "` + streamSource + `") { id } }`}}); err != nil {
+		"query": `subscription { postAdded(source: "` + streamSource + `") { id receivedAt } }`}}); err != nil {
 		return err
 	}
 	once()
@@ -439,7 +505,8 @@ func (b *streamBench) subscription(ctx context.Context, opened *sync.WaitGroup, 
 			Payload struct {
 				Data struct {
 					PostAdded struct {
-						ID int64 `json:"id"`
+						ID         int64     `json:"id"`
+						ReceivedAt time.Time `json:"receivedAt"`
 					} `json:"postAdded"`
 				} `json:"data"`
 			} `json:"payload"`
@@ -459,6 +526,7 @@ func (b *streamBench) subscription(ctx context.Context, opened *sync.WaitGroup, 
 			if i := msg.Payload.Data.PostAdded.ID - firstID; i >= 0 && i < int64(len(at)) {
 				at[i] = time.Now()
 				got.Add(1)
+				b.noteReceived(i, msg.Payload.Data.PostAdded.ReceivedAt)
 			}
 		}
 	}

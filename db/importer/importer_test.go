@@ -96,11 +96,12 @@ func table(kind importer.Kind) string {
 func stored(t *testing.T, bdb *bun.DB, table, where string, args ...any) string {
 	t.Helper()
 	var s string
-	// stream_pos is the database's own (db/stream.go), not imported; fts
-	// is derived by a trigger from the texts (TestFTSFollowsEveryWriter);
-	// story_id, received_at and an item's updated_at are the story
-	// assigner's and the database's (TestImportStories, TestImportUpdates).
-	drop := " - 'stream_pos' - 'fts' - 'story_id' - 'received_at'"
+	// stream_pos and inserted_pos are the database's own (db/stream.go),
+	// not imported; fts is derived by a trigger from the texts
+	// (TestFTSFollowsEveryWriter); story_id, received_at and an item's
+	// updated_at are the story assigner's and the database's
+	// (TestImportStories, TestImportUpdates).
+	drop := " - 'stream_pos' - 'inserted_pos' - 'fts' - 'story_id' - 'received_at'"
 	if table == "posts" || table == "firehose_messages" {
 		drop += " - 'updated_at'"
 	}

@@ -10,6 +10,9 @@
 -- and an insert of one transaction counted apart and could be given the
 -- same stream position.
 --
+-- The function keeps, as migration 20261126450001 made it, the row's
+-- position at insert in inserted_pos.
+--
 -- Triggers of the partitioned firehose_messages are created on its
 -- partitions too, present and future.
 
@@ -24,6 +27,7 @@ BEGIN
             USING HINT = 'import in smaller transactions';
     END IF;
     PERFORM set_config(setting, n::text, true);
+    NEW.inserted_pos := coalesce(OLD.inserted_pos, OLD.stream_pos);
     NEW.stream_pos := 9007199254740992 + (pg_current_xact_id()::text::bigint << 24) + n;
     NEW.updated_at := clock_timestamp();
     RETURN NEW;

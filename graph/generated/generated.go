@@ -2159,8 +2159,9 @@ type Query {
     """
     q: String
     """
-    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
-    items the other filters keep; a later item of a story already read is
+    ` + "`" + `story` + "`" + `: only the first item of each story among the items the other
+    filters keep, the first stored (whatever the ids: a stream cannot take
+    back an item it sent); any later item of a story already read is
     not read.
     """
     collapse: Collapse
@@ -2196,8 +2197,9 @@ type Query {
     """
     q: String
     """
-    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
-    items the other filters keep; a later item of a story already read is
+    ` + "`" + `story` + "`" + `: only the first item of each story among the items the other
+    filters keep, the first stored (whatever the ids: a stream cannot take
+    back an item it sent); any later item of a story already read is
     not read.
     """
     collapse: Collapse
@@ -2233,8 +2235,9 @@ type Subscription {
     """
     q: String
     """
-    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
-    items the other filters keep; a later item of a story already sent is
+    ` + "`" + `story` + "`" + `: only the first item of each story among the items the other
+    filters keep, the first stored (whatever the ids: a stream cannot take
+    back an item it sent); any later item of a story already sent is
     not sent.
     """
     collapse: Collapse
@@ -2265,8 +2268,9 @@ type Subscription {
     """
     q: String
     """
-    ` + "`" + `story` + "`" + `: only the first item (the smallest id) of each story among the
-    items the other filters keep; a later item of a story already sent is
+    ` + "`" + `story` + "`" + `: only the first item of each story among the items the other
+    filters keep, the first stored (whatever the ids: a stream cannot take
+    back an item it sent); any later item of a story already sent is
     not sent.
     """
     collapse: Collapse

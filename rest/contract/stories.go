@@ -15,8 +15,8 @@ func Collapse() Param {
 	return Enum("collapse", "collapse", []string{"story"}, "Collapse",
 		"`story`: only the first item (the smallest `id`) of each story among the items the other filters keep, "+
 			"so that an event told by many sources shows once (each item's `story` says how many tell it). Exact across pages: a walk over every page "+
-			"never shows a second item of a story and never skips one. On a stream, an item is not sent when an item of its story with a smaller id "+
-			"matches the filters. Any other value gives 400 naming `collapse`.")
+			"never shows a second item of a story and never skips one. On a stream, the first item of a story is the first stored: an item is not sent when an item of its story "+
+			"stored before it matches the filters, whatever their ids, and the update of an item sent is sent. Any other value gives 400 naming `collapse`.")
 }
 
 // storyEndpoints are /v1/stories and /v1/stories/{id}.
