@@ -33,11 +33,23 @@ type Post struct {
 	// changed what it says (nil: never). Both are set by the database.
 	ReceivedAt *time.Time `bun:"received_at,scanonly"`
 	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
+	// Redelivery is set by the reads after a stream position: whether
+	// the row was first stored at or before that position, so that its
+	// reader was given it before and this is its update (nil: not read
+	// from a stream).
+	Redelivery *bool `bun:"redelivery,scanonly"`
 }
 
 // Updated reports whether an import has changed the post since it was
-// first stored.
-func (p *Post) Updated() bool { return p.UpdatedAt != nil }
+// first stored; read after a stream position, whether this delivery is
+// the update of a post the reader was given before: a post both first
+// stored and changed after that position is new to the reader.
+func (p *Post) Updated() bool {
+	if p.Redelivery != nil {
+		return *p.Redelivery
+	}
+	return p.UpdatedAt != nil
+}
 
 // UID is the stable cross-session identifier of the post.
 func (p *Post) UID() string { return "cp_" + strconv.FormatInt(p.ID, 10) }
@@ -113,11 +125,23 @@ type FirehoseMessage struct {
 	// changed what it says (nil: never). Both are set by the database.
 	ReceivedAt *time.Time `bun:"received_at,scanonly"`
 	UpdatedAt  *time.Time `bun:"updated_at,scanonly"`
+	// Redelivery is set by the reads after a stream position: whether
+	// the row was first stored at or before that position, so that its
+	// reader was given it before and this is its update (nil: not read
+	// from a stream).
+	Redelivery *bool `bun:"redelivery,scanonly"`
 }
 
 // Updated reports whether an import has changed the message since it was
-// first stored.
-func (m *FirehoseMessage) Updated() bool { return m.UpdatedAt != nil }
+// first stored; read after a stream position, whether this delivery is
+// the update of a message the reader was given before: a message both first
+// stored and changed after that position is new to the reader.
+func (m *FirehoseMessage) Updated() bool {
+	if m.Redelivery != nil {
+		return *m.Redelivery
+	}
+	return m.UpdatedAt != nil
+}
 
 // UID is the stable cross-session identifier of the message.
 func (m *FirehoseMessage) UID() string { return "tm_" + strconv.FormatInt(m.ID, 10) }

@@ -109,6 +109,8 @@ func (p *Post) scanTarget(col string) any {
 		return nullTime{&p.ReceivedAt}
 	case "updated_at":
 		return nullTime{&p.UpdatedAt}
+	case "redelivery":
+		return &p.Redelivery
 	}
 	return nil
 }
@@ -151,6 +153,8 @@ func (m *FirehoseMessage) scanTarget(col string) any {
 		return nullTime{&m.ReceivedAt}
 	case "updated_at":
 		return nullTime{&m.UpdatedAt}
+	case "redelivery":
+		return &m.Redelivery
 	}
 	return nil
 }

@@ -119,12 +119,22 @@ func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (
 		return 0, err
 	}
 	var pos int64
-	err = s.db.QueryRowContext(ctx, `SELECT coalesce(min(stream_pos), 9223372036854775807) - 1 FROM `+table+
+	// The position a row was first stored at: a row created since since
+	// and changed before the stream starts is new to its reader.
+	err = s.db.QueryRowContext(ctx, `SELECT coalesce(min(coalesce(inserted_pos, stream_pos)), 9223372036854775807) - 1 FROM `+table+
 		` WHERE created_at >= ?`, clampTime(since)).Scan(&pos)
 	if err != nil {
 		return 0, fmt.Errorf("stream start of %s: %w", kind, err)
 	}
 	return pos, nil
+}
+
+// redelivery is the column that tells, of a row read after a position
+// (the first argument), whether it was first stored at or before that
+// position: its reader was given it then, and reads it again because an
+// update gave it a new position.
+func redelivery(alias string) string {
+	return "coalesce(" + alias + ".inserted_pos <= ?, false) AS redelivery"
 }
 
 // StreamPosts returns the posts of r matching f (every filter of the list:
@@ -133,7 +143,7 @@ func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (
 func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([]Post, bool, error) {
 	q := s.newSQL(postType, f.Omit)
 	f.collapse()
-	q.add("SELECT "+q.cols("p")+", p.stream_pos FROM posts p WHERE p.stream_pos > ? AND p.stream_pos < ?", r.After, r.Bound)
+	q.add("SELECT "+q.cols("p")+", p.stream_pos, "+redelivery("p")+" FROM posts p WHERE p.stream_pos > ? AND p.stream_pos < ?", r.After, r.After, r.Bound)
 	if f.Source != "" {
 		q.add(" AND p.source = ?", f.Source)
 	}
@@ -142,7 +152,7 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 	}
 	f.SearchFilter.streamWhere(q, "p", postCoins)
 	r.order(q, "p")
-	q = s.boundBytes(q, postType, f.Omit, []string{"stream_pos"}, r.orderBy(), r.MaxBytes)
+	q = s.boundBytes(q, postType, f.Omit, []string{"stream_pos", "redelivery"}, r.orderBy(), r.MaxBytes)
 	rows, sizes, err := queryRows[Post](ctx, s, r.Limit+1, q.String(), q.args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream posts: %w", err)
@@ -163,7 +173,7 @@ func (s *Store) StreamPosts(ctx context.Context, f PostFilter, r StreamRange) ([
 func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRange) ([]FirehoseMessage, bool, error) {
 	q := s.newSQL(firehoseType, f.Omit)
 	f.collapse()
-	q.add("SELECT "+q.cols("m")+", m.stream_pos FROM firehose_messages m WHERE m.stream_pos > ? AND m.stream_pos < ?", r.After, r.Bound)
+	q.add("SELECT "+q.cols("m")+", m.stream_pos, "+redelivery("m")+" FROM firehose_messages m WHERE m.stream_pos > ? AND m.stream_pos < ?", r.After, r.After, r.Bound)
 	if f.Pane != "" {
 		q.add(" AND m.pane = ?", string(f.Pane))
 	}
@@ -178,7 +188,7 @@ func (s *Store) StreamFirehose(ctx context.Context, f FirehoseFilter, r StreamRa
 	}
 	f.SearchFilter.streamWhere(q, "m", firehoseCoins)
 	r.order(q, "m")
-	q = s.boundBytes(q, firehoseType, f.Omit, []string{"stream_pos"}, r.orderBy(), r.MaxBytes)
+	q = s.boundBytes(q, firehoseType, f.Omit, []string{"stream_pos", "redelivery"}, r.orderBy(), r.MaxBytes)
 	rows, sizes, err := queryRows[FirehoseMessage](ctx, s, r.Limit+1, q.String(), q.args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream firehose: %w", err)

@@ -115,7 +115,7 @@ func (r *Resolver) postStream(ctx context.Context, f db.PostFilter, after *strin
 	out := &model.PostStreamPage{Edges: make([]model.PostStreamEdge, len(res.rows)), HasMore: res.more,
 		Pending: res.pending, Position: cursor.Encode(connPostStream, res.next)}
 	for i := range res.rows {
-		out.Edges[i] = model.PostStreamEdge{Position: cursor.Encode(connPostStream, res.rows[i].StreamPos), Node: &res.rows[i]}
+		out.Edges[i] = model.PostStreamEdge{Position: cursor.Encode(connPostStream, res.rows[i].StreamPos), Node: &res.rows[i], Update: res.rows[i].Updated()}
 	}
 	return out, nil
 }
@@ -137,7 +137,7 @@ func (r *Resolver) firehoseStream(ctx context.Context, f db.FirehoseFilter, afte
 	out := &model.FirehoseStreamPage{Edges: make([]model.FirehoseStreamEdge, len(res.rows)), HasMore: res.more,
 		Pending: res.pending, Position: cursor.Encode(connFirehoseStream, res.next)}
 	for i := range res.rows {
-		out.Edges[i] = model.FirehoseStreamEdge{Position: cursor.Encode(connFirehoseStream, res.rows[i].StreamPos), Node: &res.rows[i]}
+		out.Edges[i] = model.FirehoseStreamEdge{Position: cursor.Encode(connFirehoseStream, res.rows[i].StreamPos), Node: &res.rows[i], Update: res.rows[i].Updated()}
 	}
 	return out, nil
 }

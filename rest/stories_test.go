@@ -234,3 +234,107 @@ func TestUpdatesAreStreamedOnce(t *testing.T) {
 		t.Errorf("resumed stream: %+v, want %+v", gotResumed, want)
 	}
 }
+
+// TestAnItemNewToTheReaderIsNotAnUpdate: a post changed before a stream
+// or subscription reached it is new to its reader: it comes once, as a
+// post with its latest content, not as the update of something the reader
+// never got; one changed after the reader got it is an update, also after
+// a resume with Last-Event-ID.
+func TestAnItemNewToTheReaderIsNotAnUpdate(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	key, _ := a.newKeyID(db.TierInternal)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := a.bdb.ExecContext(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert := func(id int64) {
+		exec(`INSERT INTO posts (id, source, username, body, created_at) VALUES (?, 'NewToReader', 'tester', ?, now())`, id, fmt.Sprintf("post %d", id))
+	}
+	correct := func(id int64) {
+		exec(`UPDATE posts SET body = body || ', corrected' WHERE id = ?`, id)
+	}
+	type delivery struct {
+		event, body string
+		id          int64
+	}
+	next := func(events <-chan sseEvent) (delivery, string) {
+		t.Helper()
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			var p struct {
+				Body string `json:"body"`
+			}
+			if err := json.Unmarshal([]byte(ev.data), &p); err != nil {
+				t.Fatal(err)
+			}
+			return delivery{ev.name, p.Body, postID(t, ev.data)}, ev.id
+		case <-ctx.Done():
+			t.Fatal("no event within the deadline")
+		}
+		return delivery{}, ""
+	}
+	insert(8_100_001)
+	correct(8_100_001)
+	insert(8_100_002)
+
+	const stream = "/v1/posts/stream?source=NewToReader&since=2000-01-01"
+	_, events := openStream(t, ctx, a.srv.URL+stream, key, "")
+	var got []delivery
+	var last string
+	for range 2 {
+		d, id := next(events)
+		got, last = append(got, d), id
+	}
+	want := []delivery{{"post", "post 8100001, corrected", 8_100_001}, {"post", "post 8100002", 8_100_002}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("replay since: %+v, want %+v", got, want)
+	}
+
+	w := dialGraphQL(t, ctx, a.srv.URL, "Authorization", "Bearer "+key)
+	defer w.c.CloseNow()
+	w.init(map[string]any{})
+	w.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+		"query": `subscription { postAdded(source: "NewToReader", since: "2000-01-01T00:00:00Z") { id updated } }`}})
+	seen := map[float64]any{}
+	for len(seen) < 2 {
+		m, err := w.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m["type"] == "ping" {
+			w.send(map[string]any{"type": "pong"})
+		}
+		if m["id"] != "1" || m["type"] != "next" {
+			continue
+		}
+		p := m["payload"].(map[string]any)["data"].(map[string]any)["postAdded"].(map[string]any)
+		seen[p["id"].(float64)] = p["updated"]
+	}
+	if seen[8_100_001] != false || seen[8_100_002] != false {
+		t.Errorf("subscription since: updated %v, want false for both", seen)
+	}
+
+	// Resumed after what the first connection got: a post stored and
+	// changed since is new; a change of one already given is an update.
+	insert(8_100_003)
+	correct(8_100_003)
+	correct(8_100_002)
+	_, resumed := openStream(t, ctx, a.srv.URL+stream, key, last)
+	got = nil
+	for range 2 {
+		d, _ := next(resumed)
+		got = append(got, d)
+	}
+	want = []delivery{{"post", "post 8100003, corrected", 8_100_003}, {"update", "post 8100002, corrected", 8_100_002}}
+	if !slices.Equal(got, want) {
+		t.Errorf("resumed: %+v, want %+v", got, want)
+	}
+}

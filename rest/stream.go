@@ -63,6 +63,7 @@ type streamPage struct {
 		Pending  bool   `json:"pending"`
 		Edges    []struct {
 			Position string          `json:"position"`
+			Update   bool            `json:"update"`
 			Node     json.RawMessage `json:"node"`
 		} `json:"edges"`
 	} `json:"page"`
@@ -90,7 +91,7 @@ func (s *server) streamReader(ep streamEndpoint, vars map[string]any) live.Reade
 		var ev bytes.Buffer
 		for _, e := range page.Page.Edges {
 			ev.WriteString("event: ")
-			if updated(e.Node) {
+			if e.Update {
 				ev.WriteString(updateEvent)
 			} else {
 				ev.WriteString(ep.Event)
@@ -186,15 +187,7 @@ func (s *server) serveStream(ep streamEndpoint) http.HandlerFunc {
 }
 
 // updateEvent names the event of an item sent again because an import
-// changed it (its updated_at is set): it comes at the item's new stream
-// position, once, in order with the new items.
+// changed it after the stream gave it: it comes at the item's new stream
+// position, once, in order with the new items. An item the stream had not
+// given yet comes as a new item, as it is now.
 const updateEvent = "update"
-
-// updated reports whether an item of a stream (as the list shows it) has
-// been changed since it was first stored.
-func updated(node json.RawMessage) bool {
-	var item struct {
-		UpdatedAt *string `json:"updated_at"`
-	}
-	return json.Unmarshal(node, &item) == nil && item.UpdatedAt != nil
-}

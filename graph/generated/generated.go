@@ -181,6 +181,7 @@ type ComplexityRoot struct {
 	FirehoseEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+		Update func(childComplexity int) int
 	}
 
 	FirehoseMessage struct {
@@ -208,6 +209,7 @@ type ComplexityRoot struct {
 	FirehoseStreamEdge struct {
 		Node     func(childComplexity int) int
 		Position func(childComplexity int) int
+		Update   func(childComplexity int) int
 	}
 
 	FirehoseStreamPage struct {
@@ -261,11 +263,13 @@ type ComplexityRoot struct {
 	PostEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+		Update func(childComplexity int) int
 	}
 
 	PostStreamEdge struct {
 		Node     func(childComplexity int) int
 		Position func(childComplexity int) int
+		Update   func(childComplexity int) int
 	}
 
 	PostStreamPage struct {
@@ -930,6 +934,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseEdge.Node(childComplexity), true
+	case "FirehoseEdge.update":
+		if e.ComplexityRoot.FirehoseEdge.Update == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseEdge.Update(childComplexity), true
 
 	case "FirehoseMessage.body":
 		if e.ComplexityRoot.FirehoseMessage.Body == nil {
@@ -1058,6 +1068,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FirehoseStreamEdge.Position(childComplexity), true
+	case "FirehoseStreamEdge.update":
+		if e.ComplexityRoot.FirehoseStreamEdge.Update == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FirehoseStreamEdge.Update(childComplexity), true
 
 	case "FirehoseStreamPage.edges":
 		if e.ComplexityRoot.FirehoseStreamPage.Edges == nil {
@@ -1274,6 +1290,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostEdge.Node(childComplexity), true
+	case "PostEdge.update":
+		if e.ComplexityRoot.PostEdge.Update == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEdge.Update(childComplexity), true
 
 	case "PostStreamEdge.node":
 		if e.ComplexityRoot.PostStreamEdge.Node == nil {
@@ -1287,6 +1309,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostStreamEdge.Position(childComplexity), true
+	case "PostStreamEdge.update":
+		if e.ComplexityRoot.PostStreamEdge.Update == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStreamEdge.Update(childComplexity), true
 
 	case "PostStreamPage.edges":
 		if e.ComplexityRoot.PostStreamPage.Edges == nil {
@@ -2298,6 +2326,14 @@ type PostStreamEdge {
   position: String!
   "The curated post."
   node: Post!
+  """
+  Whether this is the update of a post this stream gave before: the
+  post was first stored at or before the position the read starts
+  after, and an import changed it since. A post both first stored and
+  changed after that position is new to the reader: it comes once, with
+  ` + "`" + `update` + "`" + ` false, as it is now.
+  """
+  update: Boolean!
 }
 
 "A read of the firehose's stream."
@@ -2318,6 +2354,14 @@ type FirehoseStreamEdge {
   position: String!
   "The firehose message."
   node: FirehoseMessage!
+  """
+  Whether this is the update of a message this stream gave before: the
+  message was first stored at or before the position the read starts
+  after, and an import changed it since. A message both first stored and
+  changed after that position is new to the reader: it comes once, with
+  ` + "`" + `update` + "`" + ` false, as it is now.
+  """
+  update: Boolean!
 }
 
 "An item of the curated feed."
@@ -2362,8 +2406,11 @@ type Post {
   updatedAt: DateTime
   """
   Whether the item has been changed since it was first stored. Streams and
-  subscriptions deliver an item again when it changes: this field (and
-  ` + "`" + `updatedAt` + "`" + `) tells such a delivery from a new item.
+  subscriptions deliver an item again when it changes; there this field
+  says whether the delivery is the update of an item they gave before
+  (first stored before the position they had reached): an item both first
+  stored and changed since is new to them, and comes once with ` + "`" + `updated` + "`" + `
+  false.
   """
   updated: Boolean!
 }
@@ -2451,8 +2498,11 @@ type FirehoseMessage {
   updatedAt: DateTime
   """
   Whether the item has been changed since it was first stored. Streams and
-  subscriptions deliver an item again when it changes: this field (and
-  ` + "`" + `updatedAt` + "`" + `) tells such a delivery from a new item.
+  subscriptions deliver an item again when it changes; there this field
+  says whether the delivery is the update of an item they gave before
+  (first stored before the position they had reached): an item both first
+  stored and changed since is new to them, and comes once with ` + "`" + `updated` + "`" + `
+  false.
   """
   updated: Boolean!
 }
@@ -2788,6 +2838,14 @@ type PostEdge {
   cursor: String!
   "The curated post."
   node: Post!
+  """
+  Whether this is the update of a post this stream gave before: the
+  post was first stored at or before the position the read starts
+  after, and an import changed it since. A post both first stored and
+  changed after that position is new to the reader: it comes once, with
+  ` + "`" + `update` + "`" + ` false, as it is now.
+  """
+  update: Boolean!
 }
 
 "A page of weekly briefs."
@@ -2833,6 +2891,14 @@ type FirehoseEdge {
   cursor: String!
   "The firehose message."
   node: FirehoseMessage!
+  """
+  Whether this is the update of a message this stream gave before: the
+  message was first stored at or before the position the read starts
+  after, and an import changed it since. A message both first stored and
+  changed after that position is new to the reader: it comes once, with
+  ` + "`" + `update` + "`" + ` false, as it is now.
+  """
+  update: Boolean!
 }
 
 "A page of daily ETF flows."
@@ -3140,6 +3206,8 @@ func (ec *executionContext) childFields_FirehoseEdge(ctx context.Context, field 
 		return ec.fieldContext_FirehoseEdge_cursor(ctx, field)
 	case "node":
 		return ec.fieldContext_FirehoseEdge_node(ctx, field)
+	case "update":
+		return ec.fieldContext_FirehoseEdge_update(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FirehoseEdge", field.Name)
 }
@@ -3194,6 +3262,8 @@ func (ec *executionContext) childFields_FirehoseStreamEdge(ctx context.Context, 
 		return ec.fieldContext_FirehoseStreamEdge_position(ctx, field)
 	case "node":
 		return ec.fieldContext_FirehoseStreamEdge_node(ctx, field)
+	case "update":
+		return ec.fieldContext_FirehoseStreamEdge_update(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FirehoseStreamEdge", field.Name)
 }
@@ -3300,6 +3370,8 @@ func (ec *executionContext) childFields_PostEdge(ctx context.Context, field grap
 		return ec.fieldContext_PostEdge_cursor(ctx, field)
 	case "node":
 		return ec.fieldContext_PostEdge_node(ctx, field)
+	case "update":
+		return ec.fieldContext_PostEdge_update(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
 }
@@ -3310,6 +3382,8 @@ func (ec *executionContext) childFields_PostStreamEdge(ctx context.Context, fiel
 		return ec.fieldContext_PostStreamEdge_position(ctx, field)
 	case "node":
 		return ec.fieldContext_PostStreamEdge_node(ctx, field)
+	case "update":
+		return ec.fieldContext_PostStreamEdge_update(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostStreamEdge", field.Name)
 }
@@ -6636,6 +6710,29 @@ func (ec *executionContext) fieldContext_FirehoseEdge_node(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _FirehoseEdge_update(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseEdge_update(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Update, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseEdge_update(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseEdge", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _FirehoseMessage_uid(ctx context.Context, field graphql.CollectedField, obj *db.FirehoseMessage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7135,6 +7232,29 @@ func (ec *executionContext) fieldContext_FirehoseStreamEdge_node(_ context.Conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _FirehoseStreamEdge_update(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FirehoseStreamEdge_update(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Update, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FirehoseStreamEdge_update(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FirehoseStreamEdge", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _FirehoseStreamPage_edges(ctx context.Context, field graphql.CollectedField, obj *model.FirehoseStreamPage) (ret graphql.Marshaler) {
@@ -8005,6 +8125,29 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _PostEdge_update(ctx context.Context, field graphql.CollectedField, obj *model.PostEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEdge_update(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Update, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEdge_update(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEdge", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PostStreamEdge_position(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8058,6 +8201,29 @@ func (ec *executionContext) fieldContext_PostStreamEdge_node(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PostStreamEdge_update(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStreamEdge_update(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Update, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStreamEdge_update(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostStreamEdge", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _PostStreamPage_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostStreamPage) (ret graphql.Marshaler) {
@@ -11997,6 +12163,11 @@ func (ec *executionContext) _FirehoseEdge(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "update":
+			out.Values[i] = ec._FirehoseEdge_update(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12206,6 +12377,11 @@ func (ec *executionContext) _FirehoseStreamEdge(ctx context.Context, sel ast.Sel
 			}
 		case "node":
 			out.Values[i] = ec._FirehoseStreamEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "update":
+			out.Values[i] = ec._FirehoseStreamEdge_update(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12670,6 +12846,11 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "update":
+			out.Values[i] = ec._PostEdge_update(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12715,6 +12896,11 @@ func (ec *executionContext) _PostStreamEdge(ctx context.Context, sel ast.Selecti
 			}
 		case "node":
 			out.Values[i] = ec._PostStreamEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "update":
+			out.Values[i] = ec._PostStreamEdge_update(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15106,7 +15292,7 @@ func plainSelectionFirehoseEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor", "node":
+		case "__typename", "cursor", "update", "node":
 		default:
 			return false
 		}
@@ -15186,6 +15372,8 @@ func (p *plainFirehoseEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"FirehoseEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "update":
+			b = scalar.AppendBoolean(b, obj.Update)
 		case "node":
 			w.Write(b)
 			nested := plainFirehoseMessage{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
@@ -15349,7 +15537,7 @@ func plainSelectionFirehoseStreamEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "position", "node":
+		case "__typename", "position", "update", "node":
 		default:
 			return false
 		}
@@ -15429,6 +15617,8 @@ func (p *plainFirehoseStreamEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"FirehoseStreamEdge\""...)
 		case "position":
 			b = scalar.AppendString(b, obj.Position)
+		case "update":
+			b = scalar.AppendBoolean(b, obj.Update)
 		case "node":
 			w.Write(b)
 			nested := plainFirehoseMessage{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
@@ -15888,7 +16078,7 @@ func plainSelectionPostEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "cursor", "node":
+		case "__typename", "cursor", "update", "node":
 		default:
 			return false
 		}
@@ -15968,6 +16158,8 @@ func (p *plainPostEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"PostEdge\""...)
 		case "cursor":
 			b = scalar.AppendString(b, obj.Cursor)
+		case "update":
+			b = scalar.AppendBoolean(b, obj.Update)
 		case "node":
 			w.Write(b)
 			nested := plainPost{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}
@@ -15991,7 +16183,7 @@ func plainSelectionPostStreamEdge(fields []graphql.CollectedField) bool {
 			return false
 		}
 		switch fields[i].Name {
-		case "__typename", "position", "node":
+		case "__typename", "position", "update", "node":
 		default:
 			return false
 		}
@@ -16071,6 +16263,8 @@ func (p *plainPostStreamEdge) MarshalGQL(w io.Writer) {
 			b = append(b, "\"PostStreamEdge\""...)
 		case "position":
 			b = scalar.AppendString(b, obj.Position)
+		case "update":
+			b = scalar.AppendBoolean(b, obj.Update)
 		case "node":
 			w.Write(b)
 			nested := plainPost{ec: p.ec, ctx: p.ctx, fields: p.nested[i], obj: obj.Node}

@@ -89,6 +89,12 @@ type FirehoseEdge struct {
 	Cursor string `json:"cursor"`
 	// The firehose message.
 	Node *db.FirehoseMessage `json:"node"`
+	// Whether this is the update of a message this stream gave before: the
+	// message was first stored at or before the position the read starts
+	// after, and an import changed it since. A message both first stored and
+	// changed after that position is new to the reader: it comes once, with
+	// `update` false, as it is now.
+	Update bool `json:"update"`
 }
 
 // A firehose message and its stream position.
@@ -97,6 +103,12 @@ type FirehoseStreamEdge struct {
 	Position string `json:"position"`
 	// The firehose message.
 	Node *db.FirehoseMessage `json:"node"`
+	// Whether this is the update of a message this stream gave before: the
+	// message was first stored at or before the position the read starts
+	// after, and an import changed it since. A message both first stored and
+	// changed after that position is new to the reader: it comes once, with
+	// `update` false, as it is now.
+	Update bool `json:"update"`
 }
 
 // A read of the firehose's stream.
@@ -168,6 +180,12 @@ type PostEdge struct {
 	Cursor string `json:"cursor"`
 	// The curated post.
 	Node *db.Post `json:"node"`
+	// Whether this is the update of a post this stream gave before: the
+	// post was first stored at or before the position the read starts
+	// after, and an import changed it since. A post both first stored and
+	// changed after that position is new to the reader: it comes once, with
+	// `update` false, as it is now.
+	Update bool `json:"update"`
 }
 
 // A curated post and its stream position.
@@ -176,6 +194,12 @@ type PostStreamEdge struct {
 	Position string `json:"position"`
 	// The curated post.
 	Node *db.Post `json:"node"`
+	// Whether this is the update of a post this stream gave before: the
+	// post was first stored at or before the position the read starts
+	// after, and an import changed it since. A post both first stored and
+	// changed after that position is new to the reader: it comes once, with
+	// `update` false, as it is now.
+	Update bool `json:"update"`
 }
 
 // A read of the curated posts' stream.
