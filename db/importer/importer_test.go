@@ -1014,6 +1014,8 @@ func TestSharedRowTriggers(t *testing.T) {
 		`firehose_messages feedapi_notify_change(firehose\000)`,
 		`firehose_messages feedapi_stream_pos(firehose_messages\000)`,
 		`firehose_messages firehose_fts_fill()`,
+		`firehose_messages firehose_id_blocks_add()`,
+		`firehose_messages firehose_id_blocks_truncate()`,
 		`firehose_messages firehose_message_ids_delete()`,
 		`firehose_messages firehose_message_ids_insert()`,
 		`firehose_messages firehose_message_ids_truncate()`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -21,7 +22,9 @@ import (
 //   - post_coins and firehose_coins, one row per (ticker, item id)
 //     (coin_side_insert): keyed by the item, so covered by its id;
 //   - firehose_message_ids, one row per message id (the ids registry of
-//     the partitioned firehose): keyed by the item too.
+//     the partitioned firehose): keyed by the item too;
+//   - firehose_id_blocks, one row per block of 65,536 ids and month of
+//     created_at (firehose_id_blocks_add): consecutive batches share one.
 //
 // A shared key names such a row. Once the row is committed, writers only
 // read it (ON CONFLICT DO NOTHING takes no lock on a committed row); a row
@@ -55,6 +58,14 @@ func firehoseSharedKeys(m *db.FirehoseMessage, add func(string)) {
 		add(tickerKey(t))
 	}
 	add(groupKey(m.Source, m.Pane, m.Important))
+	add(blockKey(m.ID>>16, m.CreatedAt))
+}
+
+// blockKey names the row of firehose_id_blocks of an id block and the
+// month (UTC) of a time in it.
+func blockKey(block int64, t time.Time) string {
+	t = t.UTC()
+	return "block " + strconv.FormatInt(block, 10) + " " + t.Format("2006-01")
 }
 
 // registeredTickers returns the keys of the tickers the database holds.
@@ -89,6 +100,16 @@ func registeredFirehoseKeys(ctx context.Context, idb bun.IDB) (keySet, error) {
 	}
 	for _, g := range groups {
 		keys[groupKey(g.Source, g.Pane, g.Important)] = struct{}{}
+	}
+	var blocks []struct {
+		Block int64     `bun:"block"`
+		Month time.Time `bun:"month"`
+	}
+	if err := idb.NewRaw(`SELECT block, month FROM firehose_id_blocks`).Scan(ctx, &blocks); err != nil {
+		return nil, fmt.Errorf("read registered id blocks: %w", err)
+	}
+	for _, b := range blocks {
+		keys[blockKey(b.Block, b.Month)] = struct{}{}
 	}
 	return keys, nil
 }
