@@ -525,13 +525,32 @@ func (p *StoryPlan) WriteStories(ctx context.Context, q Querier) error {
 	if p == nil || len(p.stories) == 0 {
 		return nil
 	}
+	r := p.rows()
+	if err := q.Exec(ctx, upsertStoriesSQL, r.ids, r.first, r.last, r.sizes, r.heads, r.sources, r.coins, r.panes); err != nil {
+		return fmt.Errorf("stories: write stories: %w", err)
+	}
+	return nil
+}
+
+// storyRows are the stories of a plan as the statements that write them
+// unnest: one array per column, a list joined by \x1f, and an empty list of
+// coins or panes NULL (which the statements read as no element).
+type storyRows struct {
+	ids          []int64
+	first, last  []time.Time
+	sizes        []int32
+	heads        []string
+	sources      []string
+	coins, panes []*string
+}
+
+func (p *StoryPlan) rows() storyRows {
 	n := len(p.stories)
-	var (
-		ids                             = make([]int64, 0, n)
-		first, last                     = make([]time.Time, 0, n), make([]time.Time, 0, n)
-		sizes                           = make([]int32, 0, n)
-		heads, sources, coinsCol, panes = make([]string, 0, n), make([]string, 0, n), make([]*string, 0, n), make([]*string, 0, n)
-	)
+	r := storyRows{
+		ids: make([]int64, 0, n), first: make([]time.Time, 0, n), last: make([]time.Time, 0, n),
+		sizes: make([]int32, 0, n), heads: make([]string, 0, n), sources: make([]string, 0, n),
+		coins: make([]*string, 0, n), panes: make([]*string, 0, n),
+	}
 	join := func(list []string) *string {
 		if len(list) == 0 {
 			return nil
@@ -540,17 +559,14 @@ func (p *StoryPlan) WriteStories(ctx context.Context, q Querier) error {
 		return &s
 	}
 	for _, d := range p.stories {
-		ids = append(ids, d.id)
-		first, last = append(first, d.first), append(last, d.last)
-		sizes = append(sizes, int32(d.n))
-		heads = append(heads, d.headline)
-		sources = append(sources, strings.Join(d.sources, "\x1f"))
-		coinsCol, panes = append(coinsCol, join(d.coins)), append(panes, join(d.panes))
+		r.ids = append(r.ids, d.id)
+		r.first, r.last = append(r.first, d.first), append(r.last, d.last)
+		r.sizes = append(r.sizes, int32(d.n))
+		r.heads = append(r.heads, d.headline)
+		r.sources = append(r.sources, strings.Join(d.sources, "\x1f"))
+		r.coins, r.panes = append(r.coins, join(d.coins)), append(r.panes, join(d.panes))
 	}
-	if err := q.Exec(ctx, upsertStoriesSQL, ids, first, last, sizes, heads, sources, coinsCol, panes); err != nil {
-		return fmt.Errorf("stories: write stories: %w", err)
-	}
-	return nil
+	return r
 }
 
 // WriteIndex indexes the plan's members (the first items of their stories)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -175,34 +174,17 @@ func refreshStories(ctx context.Context, tx bun.Tx, ids []int64) (deleted, chang
 	if len(plan.stories) == 0 {
 		return deleted, 0, nil
 	}
-	n := len(plan.stories)
-	var (
-		sids                 = make([]int64, 0, n)
-		first, lastSeen      = make([]time.Time, 0, n), make([]time.Time, 0, n)
-		sizes                = make([]int32, 0, n)
-		heads                = make([]string, 0, n)
-		sources, coins, pans = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	)
-	for _, d := range plan.stories {
-		sids = append(sids, d.id)
-		first, lastSeen = append(first, d.first), append(lastSeen, d.last)
-		sizes = append(sizes, int32(d.n))
-		heads = append(heads, d.headline)
-		sources = append(sources, strings.Join(d.sources, "\x1f"))
-		coins = append(coins, strings.Join(d.coins, "\x1f"))
-		pans = append(pans, strings.Join(d.panes, "\x1f"))
-	}
-	// An empty list is '' here, which string_to_array reads as no element.
+	r := plan.rows()
 	res, err := tx.ExecContext(ctx, `UPDATE stories s SET size = v.n, first_seen_at = v.first, last_seen_at = v.last,
-		headline = v.headline, sources = string_to_array(v.sources, E'\x1f'),
-		coins = string_to_array(v.coins, E'\x1f'), panes = string_to_array(v.panes, E'\x1f')
-	FROM unnest(?::bigint[], ?::timestamptz[], ?::timestamptz[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
-		AS v(id, first, last, n, headline, sources, coins, panes)
+		headline = v.headline, sources = v.sources, coins = v.coins, panes = v.panes
+	FROM (SELECT id, first, last, n, headline, string_to_array(sources, E'\x1f') AS sources,
+			coalesce(string_to_array(coins, E'\x1f'), '{}') AS coins, coalesce(string_to_array(panes, E'\x1f'), '{}') AS panes
+		FROM unnest(?::bigint[], ?::timestamptz[], ?::timestamptz[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
+			AS u(id, first, last, n, headline, sources, coins, panes)) v
 	WHERE s.id = v.id AND (s.size, s.first_seen_at, s.last_seen_at, s.headline, s.sources, s.coins, s.panes)
-		IS DISTINCT FROM (v.n, v.first, v.last, v.headline, string_to_array(v.sources, E'\x1f'),
-			string_to_array(v.coins, E'\x1f'), string_to_array(v.panes, E'\x1f'))`,
-		pgdialect.Array(sids), pgdialect.Array(first), pgdialect.Array(lastSeen), pgdialect.Array(sizes),
-		pgdialect.Array(heads), pgdialect.Array(sources), pgdialect.Array(coins), pgdialect.Array(pans))
+		IS DISTINCT FROM (v.n, v.first, v.last, v.headline, v.sources, v.coins, v.panes)`,
+		pgdialect.Array(r.ids), pgdialect.Array(r.first), pgdialect.Array(r.last), pgdialect.Array(r.sizes),
+		pgdialect.Array(r.heads), pgdialect.Array(r.sources), pgdialect.Array(r.coins), pgdialect.Array(r.panes))
 	if err != nil {
 		return deleted, 0, fmt.Errorf("update stories: %w", err)
 	}
