@@ -295,6 +295,14 @@ func serveOn(ctx context.Context, ln net.Listener, srv *http.Server, grace time.
 	if err := <-feedsEnded; err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
 	}
+	// A stream whose request was in flight may have joined its feed after
+	// the feeds ended (its handler hands the connection over and returns):
+	// now that no handler runs, end those too.
+	if endFeeds != nil {
+		if err := endFeeds(shutdownCtx); err != nil {
+			return fmt.Errorf("graceful shutdown: %w", err)
+		}
+	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/db/dbtest"
+	"github.com/feedapi/feedapi/graph/live"
 )
 
 // TestStreamsEndOnShutdown: on SIGTERM every open stream gets its final
@@ -57,5 +62,74 @@ func TestStreamsEndOnShutdown(t *testing.T) {
 	}
 	if code := p.wait(60 * time.Second); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
+	}
+}
+
+// endSink records how its member ended, taking its time to write the end
+// (as a stream's final event over a slow network does).
+type endSink struct{ ended chan live.End }
+
+func (s *endSink) Deliver(*live.Member[[]int], *live.Page[[]int]) bool { return true }
+func (s *endSink) Beat(*live.Member[[]int]) bool                       { return true }
+func (s *endSink) Cut(m *live.Member[[]int])                           { m.Leave() }
+func (s *endSink) End(m *live.Member[[]int], e live.End) {
+	time.Sleep(200 * time.Millisecond)
+	s.ended <- e
+	m.Leave()
+}
+
+// TestServeEndsFeedsJoinedDuringShutdown: a stream's request in flight
+// when SIGTERM comes joins its feed after the feeds have been ended (its
+// handler hands the connection over and returns); serve still ends that
+// feed, and waits for its final event, before it returns.
+func TestServeEndsFeedsJoinedDuringShutdown(t *testing.T) {
+	t.Parallel()
+	l := live.New(live.Config{Heartbeat: time.Hour})
+	feed := live.NewFeed[[]int](l, live.KindPosts, "test")
+	read := func(context.Context, string) (*live.Page[[]int], error) { return &live.Page[[]int]{Next: "0"}, nil }
+	sink := &endSink{ended: make(chan live.End, 1)}
+	inHandler, feedsEnded := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	endFeeds := func(ctx context.Context) error {
+		err := l.Shutdown(ctx)
+		once.Do(func() { close(feedsEnded) })
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(inHandler)
+		<-feedsEnded
+		first, err := feed.Read(r.Context(), "k", read, "")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		feed.Join(r.Context(), "k", read, sink, first, nil).Ready(false)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- serveOn(ctx, ln, srv, time.Minute, slog.New(slog.DiscardHandler), nil, endFeeds)
+	}()
+	go func() {
+		if res, err := http.Get("http://" + ln.Addr().String() + "/"); err == nil {
+			res.Body.Close()
+		}
+	}()
+	<-inHandler
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-sink.ended:
+		if e.Code != live.EndShutdown.Code {
+			t.Errorf("the feed joined during shutdown ended with %q, want %q", e.Code, live.EndShutdown.Code)
+		}
+	default:
+		t.Error("serve returned before the feed joined during shutdown had its final event")
 	}
 }

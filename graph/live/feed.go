@@ -119,9 +119,6 @@ func (f *Feed[T]) Join(ctx context.Context, key string, read Reader[T], sink Sin
 	if first.Pending && !first.More {
 		m.retryAt = now.Add(retryPending.after(1))
 	}
-	if f.live.Closing() {
-		m.ending = &EndShutdown
-	}
 	f.live.active.Add(1)
 	f.mu.Lock()
 	g := f.groups[key]
@@ -137,6 +134,12 @@ func (f *Feed[T]) Join(ctx context.Context, key string, read Reader[T], sink Sin
 	g.mu.Lock()
 	g.members[m] = struct{}{}
 	m.g = g
+	// Checked once the member is in the group, under its lock: a Shutdown
+	// that began before is seen here, and one that begins after finds the
+	// member among those its group ends.
+	if f.live.Closing() {
+		m.ending = &EndShutdown
+	}
 	select {
 	case <-wake:
 		// A change since the first read began.

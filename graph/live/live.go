@@ -204,13 +204,17 @@ func (l *Live) Closing() bool {
 // event (EndShutdown), each one that is still writing to a client that
 // does not read is cut, and the connections registered with Track close.
 // It returns once all of them have ended, or with ctx's error when ctx ends
-// first.
+// first. Called again, it waits for the feeds that joined since: those of
+// requests that were in flight when it began.
 func (l *Live) Shutdown(ctx context.Context) error {
 	l.connsMu.Lock()
 	l.stop()
 	conns := make([]*tracked, 0, len(l.conns))
 	for c := range l.conns {
-		conns = append(conns, c)
+		if !c.ended {
+			c.ended = true
+			conns = append(conns, c)
+		}
 	}
 	l.connsMu.Unlock()
 	for _, c := range conns {
@@ -260,7 +264,10 @@ func (l *Live) Track(end func()) (done func(), err error) {
 }
 
 // tracked is a connection registered with Track.
-type tracked struct{ end func() }
+type tracked struct {
+	end   func()
+	ended bool // end has been called (by an earlier Shutdown), under connsMu
+}
 
 // Acquire takes one of the key's open-feed slots, shared by every kind of
 // feed (SSE streams, subscriptions), or returns a rate_limited error that
