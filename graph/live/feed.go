@@ -126,6 +126,9 @@ func (f *Feed[T]) Join(ctx context.Context, key string, read Reader[T], sink Sin
 		g = &group[T]{f: f, key: key, read: read, ctx: context.WithoutCancel(ctx),
 			kick: make(chan struct{}, 1), members: map[*Member[T]]struct{}{}}
 		f.groups[key] = g
+		// The group's loop counts with its members, so that Shutdown
+		// returns once the loops have left too.
+		f.live.active.Add(1)
 		// The group's wake is taken before it has a member: every change
 		// after this reaches the group, every change before it the
 		// member's wake.
@@ -255,6 +258,7 @@ const heartbeatSlots = 16
 // run is the group's loop: it ends when the group has no member left, or
 // at shutdown once every member has ended.
 func (g *group[T]) run(wake <-chan struct{}) {
+	defer g.f.live.active.Done()
 	cfg := g.f.live.cfg
 	hub := cfg.Hub
 	tick := max(cfg.Heartbeat/heartbeatSlots, time.Millisecond)
