@@ -227,13 +227,15 @@ func (r *Resolver) boundStories(ctx context.Context, rows []db.Story, n int, mor
 	}
 	bytes := map[int64]int64{}
 	var sel []string
+	l := r.loadersFrom(ctx)
 	for _, rd := range reads {
 		sizes, err := r.store.StoryTextBytes(ctx, ids, rd)
 		if err != nil {
 			return nil, false, err
 		}
-		for id, b := range sizes {
-			bytes[id] += b
+		for _, id := range ids {
+			bytes[id] += sizes[id]
+			l.stories.measured.Store(storyItemsKey{id, readKey(rd, 0)}, sizes[id])
 		}
 		for _, f := range storyTexts(rd) {
 			if !slices.Contains(sel, f) {
@@ -287,6 +289,10 @@ type storyLoaders struct {
 	// expectByID counts the stories the operation's items of lists and
 	// story fields will ask for, likewise for the stories by id.
 	expectByID atomic.Int64
+	// measured holds the bytes of the stories' texts that a page of
+	// stories measured (boundStories), by storyItemsKey without budget,
+	// so that the reads of their items do not measure them again.
+	measured sync.Map
 }
 
 // expectStories counts the distinct stories of a page's items (their
@@ -318,6 +324,26 @@ type storyRead struct {
 	n                      int
 	postOmit, firehoseOmit string
 	max                    int64
+}
+
+// readKey is the key of rd with the budget max.
+func readKey(rd db.StoryItemsRead, max int64) storyRead {
+	return storyRead{n: rd.Limit, postOmit: strings.Join(rd.PostOmit, ","), firehoseOmit: strings.Join(rd.FirehoseOmit, ","), max: max}
+}
+
+// measuredBytes returns the bytes of the stories' texts under the read
+// k as a page of stories measured them, if it measured them all.
+func (l *loaders) measuredBytes(ids []int64, k storyRead) (map[int64]int64, bool) {
+	k.max = 0
+	out := make(map[int64]int64, len(ids))
+	for _, id := range ids {
+		v, ok := l.stories.measured.Load(storyItemsKey{id, k})
+		if !ok {
+			return nil, false
+		}
+		out[id] = v.(int64)
+	}
+	return out, true
 }
 
 func (k storyRead) read() db.StoryItemsRead {
@@ -366,8 +392,7 @@ func (l *loaders) itemsOfStory(ctx context.Context, id int64, rd db.StoryItemsRe
 			dataloader.WithWait[storyItemsKey, []db.StoryEntry](l.wait),
 			dataloader.WithBatchCapacity[storyItemsKey, []db.StoryEntry](capacity))
 	})
-	key := storyRead{n: rd.Limit, postOmit: strings.Join(rd.PostOmit, ","), firehoseOmit: strings.Join(rd.FirehoseOmit, ","), max: max}
-	return l.stories.items.Load(ctx, storyItemsKey{id, key})()
+	return l.stories.items.Load(ctx, storyItemsKey{id, readKey(rd, max)})()
 }
 
 // loadStoryItems reads the items of the stories of a batch, one read per
@@ -385,9 +410,11 @@ func (l *loaders) loadStoryItems(ctx context.Context, keys []storyItemsKey) []*d
 	for k, ids := range byRead {
 		rd := k.read()
 		if k.max > 0 {
-			var sizes map[int64]int64
-			if sizes, err = l.store.StoryTextBytes(ctx, ids, rd); err != nil {
-				break
+			sizes, ok := l.measuredBytes(ids, k)
+			if !ok {
+				if sizes, err = l.store.StoryTextBytes(ctx, ids, rd); err != nil {
+					break
+				}
 			}
 			ids = slices.DeleteFunc(ids, func(id int64) bool {
 				if b := sizes[id]; b > k.max {

@@ -295,6 +295,11 @@ func TestStoriesAreBoundedInBytes(t *testing.T) {
 			if n := strings.Count(string(r.Data), `"id":`) - 1; n != c.items {
 				t.Errorf("%d items in %.200s, want %d", n, r.Data, c.items)
 			}
+			// The stories, their measure, their posts and messages: the
+			// page's measure serves the reads of its items.
+			if n := e.queries.Load() - before; strings.Contains(c.query, "stories(") && n != 4 {
+				t.Errorf("%d SQL statements ran, want 4 (the stories, one measure, the posts, the messages)", n)
+			}
 		})
 	}
 }
