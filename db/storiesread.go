@@ -137,10 +137,13 @@ func storyTextBytes(r StoryItemsRead) string {
 	if fm == "" {
 		fm = "0"
 	}
-	lim := "ALL"
-	if r.Limit > 0 {
-		lim = strconv.Itoa(r.Limit)
+	if r.Limit <= 0 {
+		// All the items: their sum needs no order, so no sort of a large
+		// story's items across the partitions.
+		return `(coalesce((SELECT sum(` + pm + `) FROM posts y WHERE y.story_id = sid), 0) +
+		coalesce((SELECT sum(` + fm + `) FROM firehose_messages y WHERE y.story_id = sid), 0))::bigint`
 	}
+	lim := strconv.Itoa(r.Limit)
 	return `(SELECT coalesce(sum(x._bytes), 0)::bigint FROM (
 		(SELECT y.created_at, 0 AS kind, y.id, (` + pm + `)::bigint AS _bytes FROM posts y WHERE y.story_id = sid ORDER BY y.created_at, y.id LIMIT ` + lim + `)
 		UNION ALL
