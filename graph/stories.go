@@ -159,9 +159,11 @@ func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]m
 // selection) shows: the first n, without the long texts that neither of
 // its item types selects.
 func storyItemsRead(opCtx *graphql.OperationContext, field *ast.Field, n int) db.StoryItemsRead {
-	omit := func(typ string, optional []optionalColumn) []string {
+	// typ is the type with what it implements, as the generated code
+	// collects its fields.
+	omit := func(typ []string, optional []optionalColumn) []string {
 		var out []string
-		fields := graphql.CollectFields(opCtx, field.SelectionSet, []string{typ})
+		fields := graphql.CollectFields(opCtx, field.SelectionSet, typ)
 		for _, o := range optional {
 			if !slices.ContainsFunc(fields, func(f graphql.CollectedField) bool { return f.Name == o.field }) {
 				out = append(out, o.column)
@@ -169,7 +171,8 @@ func storyItemsRead(opCtx *graphql.OperationContext, field *ast.Field, n int) db
 		}
 		return out
 	}
-	return db.StoryItemsRead{Limit: n, PostOmit: omit("Post", postOptional), FirehoseOmit: omit("FirehoseMessage", firehoseOptional)}
+	return db.StoryItemsRead{Limit: n, PostOmit: omit([]string{"Post", "StoryItem"}, postOptional),
+		FirehoseOmit: omit([]string{"FirehoseMessage", "StoryItem"}, firehoseOptional)}
 }
 
 // storyTexts returns the fields of the long texts rd reads, posts' first,
