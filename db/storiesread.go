@@ -3,8 +3,10 @@ package db
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -103,26 +105,105 @@ func (it StoryEntry) key() (time.Time, ItemKind, int64) {
 	return it.Firehose.CreatedAt, KindFirehose, it.Firehose.ID
 }
 
+// StoryItemsRead says which items of a story a read returns and which of
+// their long texts it reads.
+type StoryItemsRead struct {
+	Limit int // the first Limit items of each story; 0: all
+	// PostOmit and FirehoseOmit are the long texts (columns of
+	// textColumns) not shown: neither read nor counted.
+	PostOmit, FirehoseOmit []string
+}
+
+// storyTextBytes is the statement (over the story id sid) of the bytes of
+// the long texts that r reads of the story's first r.Limit items, in
+// their order, measured as boundBytes measures them; "" when r reads none.
+func storyTextBytes(r StoryItemsRead) string {
+	measure := func(model reflect.Type, omit []string) string {
+		var m []string
+		for _, c := range textColumns[model] {
+			if !slices.Contains(omit, c.name) {
+				m = append(m, fmt.Sprintf(c.measure, "y"))
+			}
+		}
+		return strings.Join(m, " + ")
+	}
+	pm, fm := measure(postType, r.PostOmit), measure(firehoseType, r.FirehoseOmit)
+	if pm == "" && fm == "" {
+		return ""
+	}
+	if pm == "" {
+		pm = "0"
+	}
+	if fm == "" {
+		fm = "0"
+	}
+	if r.Limit <= 0 {
+		// All the items: their sum needs no order, so no sort of a large
+		// story's items across the partitions.
+		return `(coalesce((SELECT sum(` + pm + `) FROM posts y WHERE y.story_id = sid), 0) +
+		coalesce((SELECT sum(` + fm + `) FROM firehose_messages y WHERE y.story_id = sid), 0))::bigint`
+	}
+	lim := strconv.Itoa(r.Limit)
+	return `(SELECT coalesce(sum(x._bytes), 0)::bigint FROM (
+		(SELECT y.created_at, 0 AS kind, y.id, (` + pm + `)::bigint AS _bytes FROM posts y WHERE y.story_id = sid ORDER BY y.created_at, y.id LIMIT ` + lim + `)
+		UNION ALL
+		(SELECT y.created_at, 1, y.id, (` + fm + `)::bigint FROM firehose_messages y WHERE y.story_id = sid ORDER BY y.created_at, y.id LIMIT ` + lim + `)
+		ORDER BY 1, 2, 3 LIMIT ` + lim + `) x)`
+}
+
+// StoryTextBytes returns, by story, the bytes of the long texts that r
+// reads of its items, as the API writes them, measured in the database
+// without reading the texts.
+// A story without items, or a read of no long text, has none.
+func (s *Store) StoryTextBytes(ctx context.Context, storyIDs []int64, r StoryItemsRead) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	m := storyTextBytes(r)
+	if m == "" || len(storyIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT sid, `+m+` FROM unnest(?::bigint[]) sid`, pgdialect.Array(storyIDs))
+	if err != nil {
+		return nil, fmt.Errorf("story text bytes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("story text bytes: %w", err)
+		}
+		if n > 0 {
+			out[id] = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("story text bytes: %w", err)
+	}
+	return out, nil
+}
+
 // StoryItems returns the items of each story, oldest first (by created_at,
-// posts before messages of the same instant, then id), at most limit per
-// story (0: all). Each table is read through its story index, per story.
-func (s *Store) StoryItems(ctx context.Context, storyIDs []int64, limit int) (map[int64][]StoryEntry, error) {
+// posts before messages of the same instant, then id), at most r.Limit per
+// story (0: all), without the long texts r omits. Each table is read
+// through its story index, per story. A read bounded in bytes measures the
+// stories first (StoryTextBytes) and reads only those within its budget,
+// so that the texts of a story over it are never read.
+func (s *Store) StoryItems(ctx context.Context, storyIDs []int64, r StoryItemsRead) (map[int64][]StoryEntry, error) {
 	out := map[int64][]StoryEntry{}
 	if len(storyIDs) == 0 {
 		return out, nil
 	}
 	lim := "ALL"
-	if limit > 0 {
-		lim = strconv.Itoa(limit)
+	if r.Limit > 0 {
+		lim = strconv.Itoa(r.Limit)
 	}
 	ids := pgdialect.Array(storyIDs)
 	posts, _, err := queryRows[Post](ctx, s, 0, `SELECT p.* FROM unnest(?::bigint[]) sid,
-		LATERAL (SELECT `+s.columns(postType, "", nil)+` FROM posts WHERE story_id = sid ORDER BY created_at, id LIMIT `+lim+`) p`, ids)
+		LATERAL (SELECT `+s.columns(postType, "", r.PostOmit)+` FROM posts WHERE story_id = sid ORDER BY created_at, id LIMIT `+lim+`) p`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("story items: %w", err)
 	}
 	msgs, _, err := queryRows[FirehoseMessage](ctx, s, 0, `SELECT m.* FROM unnest(?::bigint[]) sid,
-		LATERAL (SELECT `+s.columns(firehoseType, "", nil)+` FROM firehose_messages WHERE story_id = sid ORDER BY created_at, id LIMIT `+lim+`) m`, ids)
+		LATERAL (SELECT `+s.columns(firehoseType, "", r.FirehoseOmit)+` FROM firehose_messages WHERE story_id = sid ORDER BY created_at, id LIMIT `+lim+`) m`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("story items: %w", err)
 	}
@@ -149,8 +230,8 @@ func (s *Store) StoryItems(ctx context.Context, storyIDs []int64, limit int) (ma
 			}
 			return int(ia - ib)
 		})
-		if limit > 0 && len(items) > limit {
-			out[id] = items[:limit]
+		if r.Limit > 0 && len(items) > r.Limit {
+			out[id] = items[:r.Limit]
 		}
 	}
 	return out, nil

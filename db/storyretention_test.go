@@ -69,7 +69,7 @@ func TestRetentionPrunesStories(t *testing.T) {
 		st.Headline != "Spot Solana ETFs win SEC approval" || !slices.Equal(st.Sources, []string{"The Block"}) {
 		t.Errorf("story left with one item: %+v, want size 1, first and last seen %s, its headline and source", st, sep1)
 	}
-	items, err := s.StoryItems(ctx, []int64{across}, 0)
+	items, err := s.StoryItems(ctx, []int64{across}, db.StoryItemsRead{})
 	if err != nil {
 		t.Fatal(err)
 	}

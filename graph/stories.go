@@ -2,12 +2,18 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/graph/apperr"
@@ -57,6 +63,9 @@ func (r *Resolver) stories(ctx context.Context, first *int, after *string, coins
 	if err != nil {
 		return nil, err
 	}
+	if rows, more, err = r.boundStories(ctx, rows, n, more); err != nil {
+		return nil, err
+	}
 	l := r.loadersFrom(ctx)
 	l.stories.expect.Add(int64(len(rows)))
 	c := &model.StoryConnection{Nodes: make([]db.Story, len(rows)), Edges: make([]model.StoryEdge, len(rows)),
@@ -103,7 +112,9 @@ func (r *Resolver) storyOf(ctx context.Context, id *int64) (*db.Story, error) {
 	return r.loadersFrom(ctx).storyLoader().Load(ctx, *id)()
 }
 
-// storyItems resolves Story.items.
+// storyItems resolves Story.items. Under a byte budget (readBudget) a
+// story whose selected long texts pass it is not read: boundedRead's
+// error, so that a story is either whole or refused, never cut.
 func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]model.StoryItem, error) {
 	n := 0
 	if first != nil {
@@ -112,19 +123,160 @@ func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]m
 		}
 		n = *first
 	}
-	items, err := r.loadersFrom(ctx).itemsOfStory(ctx, s.ID, n)
+	rd := db.StoryItemsRead{Limit: n}
+	if fc := graphql.GetFieldContext(ctx); fc != nil && graphql.HasOperationContext(ctx) {
+		rd = storyItemsRead(graphql.GetOperationContext(ctx), fc.Field.Field, n)
+	}
+	items, err := r.loadersFrom(ctx).itemsOfStory(ctx, s.ID, rd, readBudget(ctx))
+	var tl *db.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, boundedRead(ctx, err, 0, 0, false, "story", storyTexts(rd))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("items of story %d: %w", s.ID, err)
 	}
 	out := make([]model.StoryItem, len(items))
+	text := int64(0)
 	for i, it := range items {
 		if it.Post != nil {
 			out[i] = it.Post
+			text += it.Post.TextBytes()
 		} else {
 			out[i] = it.Firehose
+			text += it.Firehose.TextBytes()
 		}
 	}
+	// The texts not selected were not read, so the items' TextBytes are
+	// what the response shows of them.
+	if op, ok := ctx.Value(operationKey{}).(*operationState); ok && op.text.Add(text) > op.limit && !op.cut {
+		op.stop(errResponseTooLarge)
+		return nil, errResponseTooLarge
+	}
 	return out, nil
+}
+
+// storyItemsRead returns the read of the items that field (a Story.items
+// selection) shows: the first n, without the long texts that neither of
+// its item types selects.
+func storyItemsRead(opCtx *graphql.OperationContext, field *ast.Field, n int) db.StoryItemsRead {
+	// typ is the type with what it implements, as the generated code
+	// collects its fields.
+	omit := func(typ []string, optional []optionalColumn) []string {
+		var out []string
+		fields := graphql.CollectFields(opCtx, field.SelectionSet, typ)
+		for _, o := range optional {
+			if !slices.ContainsFunc(fields, func(f graphql.CollectedField) bool { return f.Name == o.field }) {
+				out = append(out, o.column)
+			}
+		}
+		return out
+	}
+	return db.StoryItemsRead{Limit: n, PostOmit: omit([]string{"Post", "StoryItem"}, postOptional),
+		FirehoseOmit: omit([]string{"FirehoseMessage", "StoryItem"}, firehoseOptional)}
+}
+
+// storyTexts returns the fields of the long texts rd reads, posts' first,
+// each once: those an error of a story too large names.
+func storyTexts(rd db.StoryItemsRead) []string {
+	sel := selectedOptional(postOptional, rd.PostOmit)
+	for _, f := range selectedOptional(firehoseOptional, rd.FirehoseOmit) {
+		if !slices.Contains(sel, f) {
+			sel = append(sel, f)
+		}
+	}
+	return sel
+}
+
+// boundStories bounds a page of n stories (rows, more) by the budget of
+// readBudget, as the lists of items are bounded: by the long texts of the
+// items its stories' items fields select, measured in the database before
+// any is read. The page ends before the first story that would take it
+// over the budget, with a cursor that goes on from that story
+// (boundedRead); a first story alone over it is refused.
+func (r *Resolver) boundStories(ctx context.Context, rows []db.Story, n int, more bool) ([]db.Story, bool, error) {
+	budget := readBudget(ctx)
+	fc := graphql.GetFieldContext(ctx)
+	if budget == 0 || len(rows) == 0 || fc == nil {
+		return rows, more, nil
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	var reads []db.StoryItemsRead
+	node := func(set ast.SelectionSet) {
+		for _, f := range graphql.CollectFields(opCtx, set, nil) {
+			if f.Name == "items" {
+				k := 0
+				if v, ok := f.ArgumentMap(opCtx.Variables)["first"]; ok {
+					k = intArg(v)
+				}
+				reads = append(reads, storyItemsRead(opCtx, f.Field, k))
+			}
+		}
+	}
+	for _, f := range graphql.CollectFields(opCtx, fc.Field.Selections, nil) {
+		switch f.Name {
+		case "nodes":
+			node(f.Selections)
+		case "edges":
+			for _, g := range graphql.CollectFields(opCtx, f.Selections, nil) {
+				if g.Name == "node" {
+					node(g.Selections)
+				}
+			}
+		}
+	}
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+	}
+	bytes := map[int64]int64{}
+	var sel []string
+	l := r.loadersFrom(ctx)
+	for _, rd := range reads {
+		sizes, err := r.store.StoryTextBytes(ctx, ids, rd)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, id := range ids {
+			bytes[id] += sizes[id]
+			l.stories.measured.Store(storyItemsKey{id, readKey(rd, 0)}, sizes[id])
+		}
+		for _, f := range storyTexts(rd) {
+			if !slices.Contains(sel, f) {
+				sel = append(sel, f)
+			}
+		}
+	}
+	sum := int64(0)
+	for i := range rows {
+		b := bytes[rows[i].ID]
+		if sum+b <= budget {
+			sum += b
+			continue
+		}
+		var err error
+		if i == 0 {
+			err = &db.TooLargeError{ID: rows[0].ID, Bytes: b, Max: budget}
+		}
+		return rows[:i], true, boundedRead(ctx, err, i, n, true, "story", sel)
+	}
+	return rows, more, nil
+}
+
+// intArg is the value of an Int argument as ArgumentMap gives it: from
+// the document or from the variables (decoded from JSON); 0 when absent.
+func intArg(v any) int {
+	switch v := v.(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	case json.Number:
+		n, _ := v.Int64()
+		return int(n)
+	}
+	return 0
 }
 
 // storyLoaders batch the stories of items and the items of stories.
@@ -140,6 +292,10 @@ type storyLoaders struct {
 	// expectByID counts the stories the operation's items of lists and
 	// story fields will ask for, likewise for the stories by id.
 	expectByID atomic.Int64
+	// measured holds the bytes of the stories' texts that a page of
+	// stories measured (boundStories), by storyItemsKey without budget,
+	// so that the reads of their items do not measure them again.
+	measured sync.Map
 }
 
 // expectStories counts the distinct stories of a page's items (their
@@ -159,10 +315,48 @@ func expectStories(ctx context.Context, n int, storyID func(i int) *int64) {
 	l.stories.expectByID.Add(int64(len(seen)))
 }
 
-// storyItemsKey asks for the first n items of a story (0: all).
+// storyItemsKey asks for the items of a story that read returns, or
+// none when their long texts pass max (when positive).
 type storyItemsKey struct {
-	id int64
-	n  int
+	id   int64
+	read storyRead
+}
+
+// storyRead is a db.StoryItemsRead as a comparable key, with its budget.
+type storyRead struct {
+	n                      int
+	postOmit, firehoseOmit string
+	max                    int64
+}
+
+// readKey is the key of rd with the budget max.
+func readKey(rd db.StoryItemsRead, max int64) storyRead {
+	return storyRead{n: rd.Limit, postOmit: strings.Join(rd.PostOmit, ","), firehoseOmit: strings.Join(rd.FirehoseOmit, ","), max: max}
+}
+
+// measuredBytes returns the bytes of the stories' texts under the read
+// k as a page of stories measured them, if it measured them all.
+func (l *loaders) measuredBytes(ids []int64, k storyRead) (map[int64]int64, bool) {
+	k.max = 0
+	out := make(map[int64]int64, len(ids))
+	for _, id := range ids {
+		v, ok := l.stories.measured.Load(storyItemsKey{id, k})
+		if !ok {
+			return nil, false
+		}
+		out[id] = v.(int64)
+	}
+	return out, true
+}
+
+func (k storyRead) read() db.StoryItemsRead {
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, ",")
+	}
+	return db.StoryItemsRead{Limit: k.n, PostOmit: split(k.postOmit), FirehoseOmit: split(k.firehoseOmit)}
 }
 
 func (l *loaders) storyLoader() *dataloader.Loader[int64, *db.Story] {
@@ -191,7 +385,7 @@ func (l *loaders) loadStories(ctx context.Context, ids []int64) []*dataloader.Re
 	return out
 }
 
-func (l *loaders) itemsOfStory(ctx context.Context, id int64, n int) ([]db.StoryEntry, error) {
+func (l *loaders) itemsOfStory(ctx context.Context, id int64, rd db.StoryItemsRead, max int64) ([]db.StoryEntry, error) {
 	l.stories.itemsOnce.Do(func() {
 		capacity := int(min(l.stories.expect.Load(), maxPageSize))
 		if capacity < 1 {
@@ -201,31 +395,53 @@ func (l *loaders) itemsOfStory(ctx context.Context, id int64, n int) ([]db.Story
 			dataloader.WithWait[storyItemsKey, []db.StoryEntry](l.wait),
 			dataloader.WithBatchCapacity[storyItemsKey, []db.StoryEntry](capacity))
 	})
-	return l.stories.items.Load(ctx, storyItemsKey{id, n})()
+	return l.stories.items.Load(ctx, storyItemsKey{id, readKey(rd, max)})()
 }
 
 // loadStoryItems reads the items of the stories of a batch, one read per
-// distinct bound n (an operation usually asks with one).
+// distinct read (an operation usually asks with one). A read with a budget
+// measures the stories first and reads only those within it: each of the
+// others has a *db.TooLargeError.
 func (l *loaders) loadStoryItems(ctx context.Context, keys []storyItemsKey) []*dataloader.Result[[]db.StoryEntry] {
-	byN := map[int][]int64{}
+	byRead := map[storyRead][]int64{}
 	for _, k := range keys {
-		byN[k.n] = append(byN[k.n], k.id)
+		byRead[k.read] = append(byRead[k.read], k.id)
 	}
 	got := map[storyItemsKey][]db.StoryEntry{}
+	over := map[storyItemsKey]error{}
 	var err error
-	for n, ids := range byN {
+	for k, ids := range byRead {
+		rd := k.read()
+		if k.max > 0 {
+			sizes, ok := l.measuredBytes(ids, k)
+			if !ok {
+				if sizes, err = l.store.StoryTextBytes(ctx, ids, rd); err != nil {
+					break
+				}
+			}
+			ids = slices.DeleteFunc(ids, func(id int64) bool {
+				if b := sizes[id]; b > k.max {
+					over[storyItemsKey{id, k}] = &db.TooLargeError{ID: id, Bytes: b, Max: k.max}
+					return true
+				}
+				return false
+			})
+		}
 		var m map[int64][]db.StoryEntry
-		if m, err = l.store.StoryItems(ctx, ids, n); err != nil {
+		if m, err = l.store.StoryItems(ctx, ids, rd); err != nil {
 			break
 		}
 		for id, items := range m {
-			got[storyItemsKey{id, n}] = items
+			got[storyItemsKey{id, k}] = items
 		}
 	}
 	out := make([]*dataloader.Result[[]db.StoryEntry], len(keys))
 	for i, k := range keys {
 		out[i] = &dataloader.Result[[]db.StoryEntry]{Data: got[k], Error: err}
-		if out[i].Data == nil && err == nil {
+		if err == nil {
+			out[i].Error = over[k]
+		}
+		if out[i].Data == nil && out[i].Error == nil {
 			out[i].Data = []db.StoryEntry{}
 		}
 	}

@@ -2,9 +2,15 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/feedapi/feedapi/db"
+	"github.com/feedapi/feedapi/graph"
 )
 
 // TestCollapseWalksMatchReference walks every page of posts and the
@@ -232,5 +238,68 @@ func TestStoriesBadInput(t *testing.T) {
 		if len(r.Errors) != 1 || r.Errors[0].Extensions.Code != c.code || r.Errors[0].Extensions.Param != c.param {
 			t.Errorf("%s: errors %+v, want one %s on %q", c.query, r.Errors, c.code, c.param)
 		}
+	}
+}
+
+// TestStoriesAreBoundedInBytes: under the response cap, a story whose
+// items' selected texts pass it is refused with the cap's error, its
+// texts measured in the database and never read; without them it is
+// served whole, and a page of stories counts its stories' first items.
+func TestStoriesAreBoundedInBytes(t *testing.T) {
+	t.Parallel()
+	const limit = 20_000
+	e := newEnv(t, func(c *graph.Config) { c.Limits.MaxResponseBytes = limit })
+	ctx := context.Background()
+	story := fxPostID + 5_000
+	at := fxMonday.AddDate(0, 0, 3)
+	if _, err := e.bdb.NewRaw(`INSERT INTO stories (id, first_seen_at, last_seen_at, size, headline, sources, coins, panes)
+		VALUES (?, ?, ?, 5, 'Quokkabytes story', '{fx-story}', '{}', '{news}')`, story, at, at.Add(4*time.Minute)).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Five posts of 8000 bytes of body: 40000, twice the cap.
+	posts := make([]db.Post, 5)
+	for i := range posts {
+		posts[i] = db.Post{ID: fxPostID + 5_000 + int64(i), Source: "fx-story", Username: "u", Body: strings.Repeat("b", 8000),
+			Raw: json.RawMessage(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Minute), StoryID: &story}
+	}
+	if _, err := e.bdb.NewInsert().Model(&posts).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	capped := fmt.Sprintf("the response is larger than the limit of %d bytes; ask for fewer items or fields", limit)
+	for _, c := range []struct {
+		name, query string
+		refused     bool
+		items       int
+	}{
+		{"a story with its bodies", fmt.Sprintf(`{ story(id: %d) { id items { ... on Post { id body } } } }`, story), true, 0},
+		{"a story without bodies", fmt.Sprintf(`{ story(id: %d) { id items { ... on Post { id } } } }`, story), false, 5},
+		{"stories with two items' bodies", `{ stories(q: "Quokkabytes") { nodes { id items(first: 2) { ... on Post { id body } } } } }`, false, 2},
+		{"stories with three items' bodies", `{ stories(q: "Quokkabytes") { nodes { id items(first: 3) { ... on Post { id body } } } } }`, true, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := e.queries.Load()
+			r := e.with(t).do(db.TierInternal, c.query, nil)
+			if c.refused {
+				if len(r.Errors) != 1 || r.Errors[0].Message != capped {
+					t.Errorf("errors = %+v, want the cap's %q", r.Errors, capped)
+				}
+				// The story, then its measure: the bodies are never read.
+				if n := e.queries.Load() - before; n > 2 {
+					t.Errorf("%d SQL statements ran, want 2 (the story and the measure of its items)", n)
+				}
+				return
+			}
+			if len(r.Errors) > 0 || len(r.Data) > limit {
+				t.Fatalf("errors = %+v, data %d bytes; want the data", r.Errors, len(r.Data))
+			}
+			if n := strings.Count(string(r.Data), `"id":`) - 1; n != c.items {
+				t.Errorf("%d items in %.200s, want %d", n, r.Data, c.items)
+			}
+			// The stories, their measure, their posts and messages: the
+			// page's measure serves the reads of its items.
+			if n := e.queries.Load() - before; strings.Contains(c.query, "stories(") && n != 4 {
+				t.Errorf("%d SQL statements ran, want 4 (the stories, one measure, the posts, the messages)", n)
+			}
+		})
 	}
 }

@@ -103,6 +103,12 @@ func fieldToggles(doc *ast.QueryDocument, params []contract.Param) map[string]st
 	var walk func(set ast.SelectionSet)
 	walk = func(set ast.SelectionSet) {
 		for _, sel := range set {
+			// The items of a story are a union: their fields are in
+			// fragments on each type.
+			if fr, ok := sel.(*ast.InlineFragment); ok {
+				walk(fr.SelectionSet)
+				continue
+			}
 			f, ok := sel.(*ast.Field)
 			if !ok {
 				continue
