@@ -54,18 +54,7 @@ func unselectedColumns(ctx context.Context, optional []optionalColumn) []string 
 			}
 		}
 	}
-	for _, f := range graphql.CollectFields(opCtx, fc.Field.Selections, nil) {
-		switch f.Name {
-		case "nodes":
-			mark(f.Selections)
-		case "edges":
-			for _, g := range graphql.CollectFields(opCtx, f.Selections, nil) {
-				if g.Name == "node" {
-					mark(g.Selections)
-				}
-			}
-		}
-	}
+	eachNodeSelection(opCtx, fc.Field.Selections, mark)
 	var omit []string
 	for i, o := range optional {
 		if !shown[i] {
@@ -73,4 +62,22 @@ func unselectedColumns(ctx context.Context, optional []optionalColumn) []string 
 		}
 	}
 	return omit
+}
+
+// eachNodeSelection calls f with each selection set that a connection's
+// selection (set) asks of its nodes: in nodes and in edges.node, fragments
+// and @include/@skip taken into account.
+func eachNodeSelection(opCtx *graphql.OperationContext, set ast.SelectionSet, f func(ast.SelectionSet)) {
+	for _, c := range graphql.CollectFields(opCtx, set, nil) {
+		switch c.Name {
+		case "nodes":
+			f(c.Selections)
+		case "edges":
+			for _, e := range graphql.CollectFields(opCtx, c.Selections, nil) {
+				if e.Name == "node" {
+					f(e.Selections)
+				}
+			}
+		}
+	}
 }

@@ -53,18 +53,9 @@ func chargeItems[T any](ctx context.Context, rows []T, texts map[string]func(*T)
 	}
 	opCtx := graphql.GetOperationContext(ctx)
 	var sel []string
-	for _, f := range graphql.CollectFields(opCtx, graphql.GetFieldContext(ctx).Field.Selections, nil) {
-		switch f.Name {
-		case "nodes":
-			sel = selectedTexts(opCtx, f.Selections, texts, sel)
-		case "edges":
-			for _, g := range graphql.CollectFields(opCtx, f.Selections, nil) {
-				if g.Name == "node" {
-					sel = selectedTexts(opCtx, g.Selections, texts, sel)
-				}
-			}
-		}
-	}
+	eachNodeSelection(opCtx, graphql.GetFieldContext(ctx).Field.Selections, func(set ast.SelectionSet) {
+		sel = selectedTexts(opCtx, set, texts, sel)
+	})
 	return chargeRows(op, rows, texts, sel)
 }
 

@@ -212,18 +212,7 @@ func (r *Resolver) boundStories(ctx context.Context, rows []db.Story, n int, mor
 			}
 		}
 	}
-	for _, f := range graphql.CollectFields(opCtx, fc.Field.Selections, nil) {
-		switch f.Name {
-		case "nodes":
-			node(f.Selections)
-		case "edges":
-			for _, g := range graphql.CollectFields(opCtx, f.Selections, nil) {
-				if g.Name == "node" {
-					node(g.Selections)
-				}
-			}
-		}
-	}
+	eachNodeSelection(opCtx, fc.Field.Selections, node)
 	ids := make([]int64, len(rows))
 	for i := range rows {
 		ids[i] = rows[i].ID
