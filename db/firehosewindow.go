@@ -32,8 +32,12 @@ import (
 // late message committed between the two may be missed by this one page,
 // as if it had come a moment later.
 
-// blockShift is log2 of the ids per block of firehose_id_blocks.
+// blockShift is log2 of the ids per block of firehose_id_blocks, as its
+// triggers compute a block (id >> 16, migration 20261126400001).
 const blockShift = 16
+
+// FirehoseIDBlock is the block of firehose_id_blocks that holds id.
+func FirehoseIDBlock(id int64) int64 { return id >> blockShift }
 
 // blocksRead is how many (block, month) rows a page reads at most, from its
 // keyset bound on in its order: ids beyond them are in months unknown to
@@ -116,11 +120,11 @@ func (s *Store) firehoseWindows(ctx context.Context, p Page, sinceID int64, sinc
 	sb.WriteString("SELECT block, month FROM firehose_id_blocks WHERE true")
 	if lower > 0 {
 		sb.WriteString(" AND block >= ?")
-		args = append(args, (lower+1)>>blockShift)
+		args = append(args, FirehoseIDBlock(lower+1))
 	}
 	if upper > 0 {
 		sb.WriteString(" AND block <= ?")
-		args = append(args, (upper-1)>>blockShift)
+		args = append(args, FirehoseIDBlock(upper-1))
 	}
 	if !since.IsZero() {
 		// The months that end after since.
@@ -219,7 +223,7 @@ func (w monthWindows) next(got timeWindow, full bool, last int64) (timeWindow, b
 	}
 	// The page ends at last: only a month holding ids between the page's
 	// start and last could hold one of its rows.
-	lb := last >> blockShift
+	lb := FirehoseIDBlock(last)
 	if !w.known(lb) {
 		return nil, false
 	}

@@ -58,7 +58,7 @@ func firehoseSharedKeys(m *db.FirehoseMessage, add func(string)) {
 		add(tickerKey(t))
 	}
 	add(groupKey(m.Source, m.Pane, m.Important))
-	add(blockKey(m.ID>>16, m.CreatedAt))
+	add(blockKey(db.FirehoseIDBlock(m.ID), m.CreatedAt))
 }
 
 // blockKey names the row of firehose_id_blocks of an id block and the
