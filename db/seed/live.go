@@ -82,24 +82,25 @@ func NewLive(bdb *bun.DB, opts LiveOptions) *Live {
 	return &Live{bdb: bdb, opts: opts, r: rand.New(rand.NewPCG(uint64(opts.Seed), streamLive))}
 }
 
-// Run publishes a round every Interval until ctx ends. A round in progress
-// when ctx ends is finished (it takes milliseconds), so that shutdown never
-// leaves a half-written round or a broken connection. A failed round is
-// logged and the next one tried.
+// Run publishes a round at once and then every Interval until ctx ends, so
+// that a demo has items received moments ago from its first request on. A
+// round in progress when ctx ends is finished (it takes milliseconds), so
+// that shutdown never leaves a half-written round or a broken connection. A
+// failed round is logged and the next one tried.
 func (l *Live) Run(ctx context.Context) {
 	t := time.NewTicker(l.opts.Interval)
 	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		if _, err := l.Publish(wctx); err != nil {
 			l.opts.Logger.Warn("live demo data: round failed", slog.Any("error", err))
 		}
 		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 

@@ -180,3 +180,35 @@ func TestLiveRunPublishesUntilCancelled(t *testing.T) {
 		t.Errorf("%d messages written after Run returned", n-after)
 	}
 }
+
+// A demo's first request comes seconds after start: items received moments
+// ago must be there without waiting out the first interval.
+func TestLiveRunPublishesAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bdb := dbtest.New(t)
+	recent := func() int {
+		var n int
+		if err := bdb.QueryRowContext(context.Background(),
+			`SELECT count(*) FROM firehose_messages WHERE received_at > now() - interval '1 hour'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := recent(); n != 0 {
+		t.Fatalf("%d messages received in the last hour before Run", n)
+	}
+	live := seed.NewLive(bdb, seed.LiveOptions{Interval: time.Hour})
+	done := make(chan struct{})
+	go func() { live.Run(ctx); close(done) }()
+	deadline := time.Now().Add(time.Minute) // far below the hour of the interval
+	for recent() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no live round within a minute of Run, with an interval of an hour")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
