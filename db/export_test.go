@@ -41,6 +41,7 @@ func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
 		f.window = w.first()
 	}
 	q := s.newSQL(firehoseType, f.Omit)
+	q.sinceFromOldest, _ = s.sinceFromOldest(context.Background(), f.Since)
 	f.collapse()
 	firehoseSQL(q, f, p)
 	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)

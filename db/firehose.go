@@ -39,6 +39,10 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 	if windows.empty() {
 		return []FirehoseMessage{}, false, nil
 	}
+	fromOldest, err := s.sinceFromOldest(ctx, f.Since)
+	if err != nil {
+		return nil, false, fmt.Errorf("list firehose: %w", err)
+	}
 	f.collapse()
 	var rows []FirehoseMessage
 	var sizes []sized
@@ -46,6 +50,7 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 		g := f
 		g.window = w
 		q := s.newSQL(firehoseType, f.Omit)
+		q.sinceFromOldest = fromOldest
 		firehoseSQL(q, g, p)
 		q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
 		rows, sizes, err = queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
@@ -107,8 +112,8 @@ func firehoseSQL(q *sqlBuilder, f FirehoseFilter, p Page) {
 	}) {
 		return
 	}
-	if f.Since.IsZero() {
-		firehoseByID(q, f, p, time.Time{})
+	if f.Since.IsZero() || q.sinceFromOldest {
+		firehoseByID(q, f, p, f.Since)
 		return
 	}
 	sinceSQL(q, "firehose_messages", f.Since, p, func(q *sqlBuilder, alias string) {

@@ -38,10 +38,15 @@ type Store struct {
 	sourceGroups, sourceWalk int
 	// cols caches the column lists of the list statements (columns.go).
 	cols *columnSets
+	// firehoseOldest caches the oldest firehose message's created_at for
+	// the choice of a since statement (firehosesince.go).
+	firehoseOldest *oldestHint
 }
 
 // NewStore returns a Store that queries bdb.
-func NewStore(bdb *bun.DB) *Store { return &Store{db: bdb, cols: &columnSets{}} }
+func NewStore(bdb *bun.DB) *Store {
+	return &Store{db: bdb, cols: &columnSets{}, firehoseOldest: &oldestHint{}}
+}
 
 // DB returns the underlying connection pool.
 func (s *Store) DB() *bun.DB { return s.db }
@@ -108,6 +113,10 @@ type sqlBuilder struct {
 	args []any
 	// boundWindow is sinceSQL's sinceBoundWindow (0: the constant).
 	boundWindow int
+	// sinceFromOldest says that the statement's since is at or before the
+	// oldest row: it bounds nothing, so the page is read in id order with
+	// since checked on each row, with no recent-rows gate and no bound.
+	sinceFromOldest bool
 	// sourceGroups and sourceWalk are firehoseBySource's sourceGroupsFew
 	// and sourceWalkRows (0: the constants).
 	sourceGroups, sourceWalk int
@@ -221,8 +230,12 @@ func sinceSQL(q *sqlBuilder, table string, since time.Time, p Page, filters func
 // lower bound on alias.id of sinceSQL's bound CTE (0 when unknown), which
 // every id-ordered index can use.
 func sinceFilter(q *sqlBuilder, alias string, since time.Time) {
-	if !since.IsZero() {
-		q.add(" AND "+alias+".created_at + interval '0' >= ? AND "+alias+".id >= (SELECT lo FROM bound)", clampTime(since))
+	if since.IsZero() {
+		return
+	}
+	q.add(" AND "+alias+".created_at + interval '0' >= ?", clampTime(since))
+	if !q.sinceFromOldest {
+		q.add(" AND " + alias + ".id >= (SELECT lo FROM bound)")
 	}
 }
 

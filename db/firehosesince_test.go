@@ -1,0 +1,104 @@
+package db_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedapi/feedapi/db"
+)
+
+// walkIDs walks every page of f, limit rows a page, newest first.
+func walkIDs(t *testing.T, s *db.Store, f db.FirehoseFilter, limit int) []int64 {
+	t.Helper()
+	ids := []int64{}
+	p := db.Page{Limit: limit}
+	for range 1000 {
+		rows, more, err := s.ListFirehose(context.Background(), f, p)
+		if err != nil {
+			t.Fatalf("list firehose %+v %+v: %v", f, p, err)
+		}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		if !more {
+			return ids
+		}
+		p.After = rows[len(rows)-1].ID
+	}
+	t.Fatalf("%+v: no last page after 1000 pages", f)
+	return nil
+}
+
+// TestSinceFromTheOldestIsExact checks the pages of a since at or before the
+// oldest message (everything kept), which skip the recent-rows gate: they
+// hold every message, and still none older than since when an older message
+// arrives after the oldest time was read.
+func TestSinceFromTheOldestIsExact(t *testing.T) {
+	t.Parallel()
+	bdb := emptyFirehose(t)
+	s := db.NewStore(bdb)
+	ctx := context.Background()
+	start := time.Date(2026, 8, 20, 0, 0, 0, 0, time.UTC)
+	at := map[int64]time.Time{}
+	coins := map[int64]string{}
+	for id := int64(1); id <= 40; id++ {
+		at[id] = start.Add(time.Duration(id) * 53 * time.Hour) // into October
+		if id%3 == 0 {
+			coins[id] = "BTC"
+		}
+	}
+	addMessages(t, bdb, at, coins)
+	oldest := at[1]
+
+	since := oldest.Add(-time.Hour)
+	if sql := s.FirehoseSQL(db.FirehoseFilter{Since: since}, db.Page{Limit: 7}); strings.Contains(sql, "recent AS") {
+		t.Errorf("since before the oldest message runs the recent-rows gate:\n%s", sql)
+	}
+	if sql := s.FirehoseSQL(db.FirehoseFilter{Since: at[20]}, db.Page{Limit: 7}); !strings.Contains(sql, "recent AS") {
+		t.Errorf("since in the middle skips the recent-rows gate:\n%s", sql)
+	}
+	filters := []db.FirehoseFilter{
+		{}, {Source: "sr"}, {SearchFilter: db.SearchFilter{Coins: []string{"BTC"}}}, {Pane: db.PaneNews},
+	}
+	for _, f := range filters {
+		all := walkIDs(t, s, f, 7)
+		for _, from := range []time.Time{since, oldest} {
+			g := f
+			g.Since = from
+			if got := walkIDs(t, s, g, 7); !slices.Equal(got, all) {
+				t.Errorf("%+v: %v, want every message %v", g, got, all)
+			}
+		}
+	}
+
+	// A message older than since arrives; the oldest time read above is
+	// still the one the store uses.
+	addMessages(t, bdb, map[int64]time.Time{100: oldest.Add(-2 * time.Hour)}, map[int64]string{100: "BTC"})
+	for _, f := range filters {
+		g := f
+		g.Since = since
+		var want []int64
+		q := bdb.NewSelect().Table("firehose_messages").Column("id").Where("created_at >= ?", since).OrderExpr("id DESC")
+		if f.Source != "" {
+			q = q.Where("source ILIKE ?", "%"+f.Source+"%")
+		}
+		if f.Pane != "" {
+			q = q.Where("pane = ?", string(f.Pane))
+		}
+		if len(f.Coins) > 0 {
+			q = q.Where("? = ANY(coins)", f.Coins[0])
+		}
+		if err := q.Scan(ctx, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := walkIDs(t, s, g, 7); !slices.Equal(got, want) {
+			t.Errorf("%+v after an older message arrived: %v, want %v", g, got, want)
+		}
+		if got := walkIDs(t, s, f, 7); !slices.Contains(got, 100) {
+			t.Errorf("%+v without since: %v, want the older message 100 too", f, got)
+		}
+	}
+}
