@@ -312,6 +312,20 @@ $$;
 
 --bun:split
 
+-- The partitions' statistics before the swap: the partitions filled by the
+-- copy have none until analyzed, and from the swap on every reader plans
+-- on them. Analyzed now, while the old table still serves, the readers'
+-- plans after the swap are as good as before it.
+DO $$
+BEGIN
+    IF to_regclass('firehose_messages_partitioned') IS NOT NULL THEN
+        ANALYZE firehose_messages_partitioned, firehose_message_ids;
+    END IF;
+END
+$$;
+
+--bun:split
+
 -- Step 4: the swap, in one short transaction: the old table is dropped,
 -- the partitioned one takes its name, index names and triggers.
 DO $$
