@@ -19,22 +19,41 @@ type Candidate struct {
 // item with features f seen at t, the most similar one when several do;
 // ok is false when none does (the item starts a story).
 func Pick(f Features, t time.Time, candidates []Candidate) (story int64, ok bool) {
-	best := -1.0
-	for _, c := range candidates {
-		if d := t.Sub(c.At); d > Window || d < -Window {
-			continue
-		}
-		if d := t.Sub(c.Start); d > Window || d < -Window {
-			continue
-		}
-		if !Same(f, c.Features) {
-			continue
-		}
-		if s := Score(f, c.Features); s > best {
-			best, story, ok = s, c.Story, true
-		}
+	p := newPicker(f, t)
+	for i := range candidates {
+		c := &candidates[i]
+		p.consider(c.Story, &c.Features, c.At, c.Start)
 	}
-	return story, ok
+	return p.story, p.ok
+}
+
+// picker applies Pick's rule to one candidate at a time, so that the
+// in-memory index need not gather its candidates first.
+type picker struct {
+	f     Features
+	t     time.Time
+	best  float64
+	story int64
+	ok    bool
+}
+
+func newPicker(f Features, t time.Time) picker { return picker{f: f, t: t, best: -1} }
+
+// consider weighs a candidate of story, seen at at, whose story began at
+// start.
+func (p *picker) consider(story int64, cf *Features, at, start time.Time) {
+	if d := p.t.Sub(at); d > Window || d < -Window {
+		return
+	}
+	if d := p.t.Sub(start); d > Window || d < -Window {
+		return
+	}
+	if !Same(p.f, *cf) {
+		return
+	}
+	if s := Score(p.f, *cf); s > p.best {
+		p.best, p.story, p.ok = s, story, true
+	}
 }
 
 // MaxPerBand is how many items of one band a lookup reads at most, the
@@ -57,6 +76,11 @@ type Index struct {
 	sizes   map[int64]int
 	starts  map[int64]time.Time
 	next    int64
+	// seen[m] == adds when member m was already considered by the
+	// current Add (a member shares several bands with an item); a stamp
+	// rather than a set, so that Add allocates nothing per candidate.
+	seen []uint64
+	adds uint64
 }
 
 type member struct {
@@ -72,21 +96,23 @@ func NewIndex() *Index {
 // story's id.
 func (x *Index) Add(f Features, t time.Time) int64 {
 	bands := f.Bands()
-	var cands []Candidate
-	seen := map[int]bool{}
+	x.adds++
+	if n := len(x.members); len(x.seen) < n {
+		x.seen = append(x.seen, make([]uint64, n-len(x.seen))...)
+	}
+	p := newPicker(f, t)
 	for _, b := range bands {
 		list := x.bands[b]
 		list = list[max(0, len(list)-MaxPerBand):] // the most recent
 		for _, m := range list {
-			if !seen[m] {
-				seen[m] = true
-				c := x.members[m].Candidate
-				c.Start = x.starts[c.Story]
-				cands = append(cands, c)
+			if x.seen[m] != x.adds {
+				x.seen[m] = x.adds
+				c := &x.members[m].Candidate
+				p.consider(c.Story, &c.Features, c.At, x.starts[c.Story])
 			}
 		}
 	}
-	id, ok := Pick(f, t, cands)
+	id, ok := p.story, p.ok
 	if !ok {
 		id = x.next
 		x.next++

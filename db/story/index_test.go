@@ -1,0 +1,72 @@
+package story
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestIndexAddPicksAsPick: the in-memory index assigns every item the story
+// that Pick chooses among the candidates a band probe returns (the most
+// recent MaxPerBand items of each of the item's bands, each item once, in
+// band order), as the database's probe does, over a stream dense enough
+// that bands overflow and with Forget on the way.
+func TestIndexAddPicksAsPick(t *testing.T) {
+	titles := []string{
+		"SEC approves spot Solana ETFs from six issuers",
+		"Spot Solana ETFs win SEC approval",
+		"SEC delays decision on spot Solana ETFs to March",
+		"Bitcoin tops $95,000 for first time as ETF demand swells",
+		"Bitcoin falls below $90,000 as ETF outflows mount",
+		"Ethereum ETFs see $512M inflows",
+		"Ethereum ETFs see $87M outflows",
+		"Coinbase lists new token after surge in volume",
+	}
+	x := NewIndex()
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	added, joined, overflow := 0, 0, false
+	for i := range 3000 {
+		title := titles[i%len(titles)]
+		if i%3 == 0 {
+			// Templated headlines: a story each, sharing bands.
+			title = fmt.Sprintf("Ethereum ETFs see $%dM inflows", 100+i)
+		}
+		body := fmt.Sprintf("Report %d of the day: %s, traders said on desk %d.", i%37, title, i%11)
+		at := start.Add(time.Duration(i) * 3 * time.Minute)
+		f := Of(title, body)
+
+		// The probe, as the database's: candidates gathered first.
+		var cands []Candidate
+		seen := map[int]bool{}
+		for _, b := range f.Bands() {
+			list := x.bands[b]
+			overflow = overflow || len(list) > MaxPerBand
+			for _, m := range list[max(0, len(list)-MaxPerBand):] {
+				if !seen[m] {
+					seen[m] = true
+					c := x.members[m].Candidate
+					c.Start = x.starts[c.Story]
+					cands = append(cands, c)
+				}
+			}
+		}
+		want, ok := Pick(f, at, cands)
+		next := x.Next()
+		got := x.Add(f, at)
+		if !ok {
+			want = next
+		} else {
+			joined++
+		}
+		if got != want {
+			t.Fatalf("item %d: Add gave story %d, Pick over the probe's %d candidates %d", i, got, len(cands), want)
+		}
+		added++
+		if i%500 == 499 {
+			x.Forget(at.Add(-Window))
+		}
+	}
+	if joined < added/4 || joined == added || !overflow {
+		t.Errorf("%d of %d items joined a story, a band overflowed: %v; the stream does not exercise every case", joined, added, overflow)
+	}
+}
