@@ -40,11 +40,9 @@ func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
 	if w, err := s.firehoseWindows(context.Background(), p, f.SinceID, f.Since); err == nil {
 		f.window = w.first()
 	}
-	q := s.newSQL(firehoseType, f.Omit)
-	q.sinceFromOldest, _ = s.sinceFromOldest(context.Background(), f.Since)
+	fromOldest, _ := s.sinceFromOldest(context.Background(), f.Since)
 	f.collapse()
-	firehoseSQL(q, f, p)
-	q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
+	q := s.firehosePageSQL(f, p, fromOldest)
 	return s.db.NewRaw(q.String(), q.args...).String()
 }
 

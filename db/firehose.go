@@ -49,10 +49,7 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 	for w, done := windows.first(), false; !done; {
 		g := f
 		g.window = w
-		q := s.newSQL(firehoseType, f.Omit)
-		q.sinceFromOldest = fromOldest
-		firehoseSQL(q, g, p)
-		q = s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
+		q := s.firehosePageSQL(g, p, fromOldest)
 		rows, sizes, err = queryRows[FirehoseMessage](ctx, s, p.Limit+1, q.String(), q.args...)
 		if err != nil {
 			return nil, false, fmt.Errorf("list firehose: %w", err)
@@ -73,6 +70,16 @@ func (s *Store) ListFirehose(ctx context.Context, f FirehoseFilter, p Page) ([]F
 }
 
 func messageID(m *FirehoseMessage) int64 { return m.ID }
+
+// firehosePageSQL writes the statement of one read of a page of f (f.window
+// set, collapse prepared) within its byte budget; fromOldest is
+// sinceFromOldest's answer for f.Since.
+func (s *Store) firehosePageSQL(f FirehoseFilter, p Page, fromOldest bool) *sqlBuilder {
+	q := s.newSQL(firehoseType, f.Omit)
+	q.sinceFromOldest = fromOldest
+	firehoseSQL(q, f, p)
+	return s.boundBytes(q, firehoseType, f.Omit, nil, p.order(), p.MaxBytes)
+}
 
 // collapse prepares CollapseStory: a sibling message must match the
 // filters.
