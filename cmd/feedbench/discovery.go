@@ -112,6 +112,21 @@ func (d *discovery) preflight(ctx context.Context) error {
 	return nil
 }
 
+// firehoseOldest is the oldest created_at the firehose keeps
+// (sources.firehose_oldest).
+func (d *discovery) firehoseOldest(ctx context.Context) (time.Time, error) {
+	var sources struct {
+		Oldest *time.Time `json:"firehose_oldest"`
+	}
+	if err := d.getJSON(ctx, "/v1/sources", nil, &sources); err != nil {
+		return time.Time{}, err
+	}
+	if sources.Oldest == nil {
+		return time.Time{}, skip("no firehose messages")
+	}
+	return *sources.Oldest, nil
+}
+
 // getJSON sends a keyed GET and decodes the envelope's data into out.
 func (d *discovery) getJSON(ctx context.Context, path string, q url.Values, out any) error {
 	var env struct {

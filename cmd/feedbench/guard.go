@@ -84,19 +84,20 @@ func loopbackOnly(_, address string, _ syscall.RawConn) error {
 
 // newClient returns the HTTP client shared by discovery and the attacks:
 // keep-alive connections (enough idle ones for every concurrent request),
-// no proxy, no redirects, a per-request timeout, and a dialer that connects
-// only to loopback addresses.
+// no proxy, no redirects, a per-request timeout, a dialer that connects
+// only to loopback addresses, and stream catch-ups ended after their items
+// (catchUpTransport).
 func newClient(timeout time.Duration, idle int) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: loopbackOnly}
 	return &http.Client{
 		Timeout: timeout,
-		Transport: &http.Transport{
+		Transport: catchUpTransport{next: &http.Transport{
 			Proxy:               nil, // a proxy would carry the load off this machine
 			DialContext:         dialer.DialContext,
 			MaxIdleConnsPerHost: idle,
 			IdleConnTimeout:     90 * time.Second,
 			TLSHandshakeTimeout: 5 * time.Second,
-		},
+		}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

@@ -82,6 +82,10 @@ var scenarios = append([]scenario{
 		prepare: prepFirehoseSinceOldest, group: "firehose", optIn: true},
 	{name: "firehose-since-id", doc: "GET /v1/firehose?since_id=ID, ID the 100th newest message's",
 		prepare: prepFirehoseSinceID, group: "firehose", optIn: true},
+	{name: "firehose-stream-catchup", doc: "GET /v1/firehose/stream with Last-Event-ID a recent position: the time to its next 100 messages (a reconnect)",
+		prepare: prepCatchUp(recentStarts), group: "firehose", optIn: true},
+	{name: "firehose-stream-catchup-oldest", doc: "GET /v1/firehose/stream with Last-Event-ID a position among the oldest messages: the time to its next 100",
+		prepare: prepCatchUp(oldestStarts), group: "firehose", optIn: true},
 	{name: "etf-list", doc: "GET /v1/etf-flows?asset=BTC,ETH&from=D1&to=D2, --etf-days up to the newest flow",
 		prepare: prepEtfList},
 	{name: "etf-latest", doc: "GET /v1/etf-flows/latest",
@@ -215,16 +219,11 @@ func prepFirehoseSince(_ context.Context, d *discovery) (nextFunc, error) {
 }
 
 func prepFirehoseSinceOldest(ctx context.Context, d *discovery) (nextFunc, error) {
-	var sources struct {
-		Oldest *time.Time `json:"firehose_oldest"`
-	}
-	if err := d.getJSON(ctx, "/v1/sources", nil, &sources); err != nil {
+	oldest, err := d.firehoseOldest(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if sources.Oldest == nil {
-		return nil, skip("no firehose messages")
-	}
-	since := sources.Oldest.Add(-24 * time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
+	since := oldest.Add(-24 * time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
 	return roundRobin(d.get("/v1/firehose", url.Values{"since": {since}})), nil
 }
 
