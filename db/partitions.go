@@ -84,6 +84,18 @@ func (r Retention) Cutoff(now time.Time) time.Time {
 	return now.UTC().AddDate(0, -r.Months, 0).Add(-r.Span)
 }
 
+// KeptSince is the oldest created_at the retention keeps at now: the start
+// of the month that holds the cutoff, as only whole months are dropped
+// (DropFirehoseBefore drops a month once it ends at or before the cutoff).
+// The zero retention keeps everything: the zero time.
+func (r Retention) KeptSince(now time.Time) time.Time {
+	if r.IsZero() {
+		return time.Time{}
+	}
+	c := r.Cutoff(now)
+	return time.Date(c.Year(), c.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
 // String gives the retention as ParseRetention reads it.
 func (r Retention) String() string {
 	switch {

@@ -291,6 +291,29 @@ func TestParseRetention(t *testing.T) {
 	}
 }
 
+// KeptSince is the start of the month DropFirehoseBefore keeps first: the
+// month holding the cutoff, or the month that begins at it
+// (TestFirehoseRetentionEdges drops August for a cutoff on September 1).
+func TestRetentionKeptSince(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	sep1 := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		r    db.Retention
+		want time.Time
+	}{
+		{db.Retention{}, time.Time{}},
+		{db.Retention{Span: now.Sub(sep1)}, sep1},                          // the cutoff on September 1
+		{db.Retention{Span: now.Sub(sep1.Add(19 * 24 * time.Hour))}, sep1}, // inside September
+		{db.Retention{Span: now.Sub(sep1.Add(-time.Nanosecond))}, time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)},
+		{db.Retention{Months: 18}, time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		if got := c.r.KeptSince(now); !got.Equal(c.want) {
+			t.Errorf("%s: KeptSince = %s, want %s", c.r, got, c.want)
+		}
+	}
+}
+
 // TestMigrateMovesExistingFirehose migrates a seeded database of the layout
 // before partitions while readers and a writer keep working, then compares
 // every row, side row and id with what it held.

@@ -68,6 +68,7 @@ type importCmd struct {
 	Batch    int           `default:"1000" help:"Rows per insert statement and transaction."`
 	Follow   bool          `help:"Read lines as they arrive (a pipe from a scraper) and commit each one, or the few that arrived together, within milliseconds; stop at the end of the input or on SIGTERM, after committing what was read."`
 	Progress time.Duration `name:"progress-interval" default:"10s" help:"When stderr is not a terminal, how often an \"import progress\" line is logged (0: after every batch); on a terminal a status line shows the progress instead."`
+	retentionFlag
 }
 
 // Run implements the command.
@@ -78,6 +79,10 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 	}
 	if c.Progress < 0 {
 		return fmt.Errorf("--progress-interval must be 0 (every batch) or more")
+	}
+	retention, err := c.parse()
+	if err != nil {
+		return err
 	}
 	in := &countingReader{r: os.Stdin}
 	var total int64
@@ -103,7 +108,7 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 	}
 	progress := newImportProgress(c.Kind, in, total, tty, g.logger, c.Progress)
 	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr, Follow: c.Follow, Progress: progress.report,
-		MaxTickerLen: limits.TickerMaxLen}
+		MaxTickerLen: limits.TickerMaxLen, FirehoseRetention: retention}
 	if tty != nil {
 		opts.Rejects = progress
 	}

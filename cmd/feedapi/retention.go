@@ -9,9 +9,10 @@ import (
 )
 
 // retentionFlag is how long firehose messages are kept, shared by serve
-// (which applies it every hour) and retention run.
+// (which applies it every hour), retention run, and import (which refuses
+// messages of the months it drops).
 type retentionFlag struct {
-	Retention string `name:"firehose-retention" env:"FEEDAPI_FIREHOSE_RETENTION" default:"0" help:"How long firehose messages are kept: 0 keeps everything; else a count of years, months, weeks or days (2y, 18mo, 12w, 90d). Whole months are dropped once every message in them is older (serve checks every hour; feedapi retention run does it now)."`
+	Retention string `name:"firehose-retention" env:"FEEDAPI_FIREHOSE_RETENTION" default:"0" help:"How long firehose messages are kept: 0 keeps everything; else a count of years, months, weeks or days (2y, 18mo, 12w, 90d). Whole months are dropped once every message in them is older (serve checks every hour; feedapi retention run does it now); import rejects firehose lines of those months."`
 }
 
 // parse reads the flag.

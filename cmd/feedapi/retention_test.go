@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedapi/feedapi/db/dbtest"
 )
@@ -45,5 +50,34 @@ func TestRetentionRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "dropped firehose_messages_"+month) || count() != before-2 {
 		t.Errorf("retention run --firehose-retention 6mo: exit %d, %q %q; %d of %d messages left, want the 2 of %s gone",
 			code, stdout, stderr, count(), before, month)
+	}
+}
+
+// TestImportWithRetention: import reads the same retention, refusing one it
+// cannot read naming the flag, and rejects a firehose line of a month the
+// retention drops while it imports the rest.
+func TestImportWithRetention(t *testing.T) {
+	t.Parallel()
+	bdb, dbURL := dbtest.NewWithURL(t)
+	old := time.Now().UTC().AddDate(-1, 0, 0).Format(time.RFC3339)
+	recent := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+	path := filepath.Join(t.TempDir(), "firehose.ndjson")
+	lines := `{"id":900000001,"pane":"news","source":"src","created_at":"` + old + `"}` + "\n" +
+		`{"id":900000002,"pane":"news","source":"src","created_at":"` + recent + `"}` + "\n"
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "--database-url", dbURL, "import", "firehose", path, "--firehose-retention", "3 months")
+	if code != 1 || !strings.Contains(stderr, "--firehose-retention") {
+		t.Errorf("import with a bad retention: exit %d, stderr %q; want 1 naming the flag", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "--database-url", dbURL, "import", "firehose", path, "--firehose-retention", "6mo")
+	var ids []int64
+	if err := bdb.NewRaw("SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM firehose_messages WHERE id >= 900000001").
+		Scan(context.Background(), pgdialect.Array(&ids)); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(stderr, "line 1: created_at: before ") || !slices.Equal(ids, []int64{900000002}) {
+		t.Errorf("import --firehose-retention 6mo: exit %d, stderr %q, stored %v; want exit 1, line 1 rejected, 900000002 stored", code, stderr, ids)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
@@ -60,6 +61,11 @@ type Options struct {
 	// cmd/feedapi passes), so that every ticker stored can be asked for;
 	// zero bounds a ticker by its form alone.
 	MaxTickerLen int
+	// FirehoseRetention, when set, rejects a firehose line whose created_at
+	// lies in a month the retention no longer keeps: written, it would
+	// bring the month back (and move firehose_oldest) until the next
+	// retention run dropped it again.
+	FirehoseRetention db.Retention
 
 	// noStories leaves the story of new rows unset (story_id null), as
 	// rows written before stories existed: the throughput benchmark's
@@ -312,6 +318,7 @@ func (im *importer[T, K]) add(n int, line []byte) {
 		return
 	}
 	o.maxTicker = im.opts.MaxTickerLen
+	o.keptSince = im.opts.FirehoseRetention.KeptSince(time.Now())
 	row, err := im.res.parse(o)
 	if err != nil {
 		im.reject(n, err)

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/db/dbtest"
 	"github.com/feedapi/feedapi/db/importer"
 )
@@ -1034,5 +1037,43 @@ func TestSharedRowTriggers(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("triggers on posts and firehose_messages changed: review the shared keys of db/importer/shared.go, then this list\ngot  %q\nwant %q", got, want)
+	}
+}
+
+// With a firehose retention, a message of a month the retention drops is
+// rejected (written, it would bring the month back until the next run),
+// one at the start of the oldest kept month is imported, and posts, which
+// have no retention, are imported whatever their age.
+func TestImportRejectsMessagesTheRetentionDrops(t *testing.T) {
+	t.Parallel()
+	bdb := dbtest.New(t)
+	// A cutoff on 2024-01-15: every message since 2024-01-01 is kept.
+	cutoff := time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC)
+	opts := importer.Options{FirehoseRetention: db.Retention{Span: time.Since(cutoff)}}
+	res, rejects := run(t, bdb, importer.KindFirehose, opts,
+		line(firehoseBase, `"id":10000001`, `"created_at":"2023-12-31T23:59:59.999Z"`),
+		line(firehoseBase, `"id":10000002`, `"created_at":"2024-01-01T00:00:00Z"`),
+		line(firehoseBase, `"id":10000003`, `"created_at":"2024-01-14T12:00:00Z"`))
+	if want := (importer.Result{Read: 3, Imported: 2, Rejected: 1}); res != want {
+		t.Errorf("result %+v, want %+v", res, want)
+	}
+	wantRejects := "line 1: created_at: before 2024-01-01T00:00:00Z, the start of the oldest month the firehose retention keeps\n"
+	if rejects != wantRejects {
+		t.Errorf("rejects:\n got %q\nwant %q", rejects, wantRejects)
+	}
+	var ids []int64
+	var december bool
+	err := bdb.NewRaw(`SELECT array_agg(id ORDER BY id), to_regclass('firehose_messages_2023m12') IS NOT NULL
+		FROM firehose_messages WHERE id BETWEEN 10000001 AND 10000003`).Scan(context.Background(), pgdialect.Array(&ids), &december)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []int64{10000002, 10000003}) || december {
+		t.Errorf("stored %v, December 2023's partition exists: %v; want 10000002 and 10000003, no December", ids, december)
+	}
+
+	res, rejects = run(t, bdb, importer.KindPosts, opts, line(postBase, `"created_at":"2020-05-01T00:00:00Z"`))
+	if res.Imported != 1 || rejects != "" {
+		t.Errorf("an old post with a firehose retention: %+v %q, want it imported", res, rejects)
 	}
 }

@@ -32,7 +32,8 @@ type object struct {
 	used    map[string]bool
 	first   *fieldError
 
-	maxTicker int // Options.MaxTickerLen
+	maxTicker int       // Options.MaxTickerLen
+	keptSince time.Time // Options.FirehoseRetention's oldest kept created_at; zero: all
 }
 
 // decodeObject splits a line into its members. It refuses a line that is not

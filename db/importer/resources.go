@@ -133,6 +133,9 @@ func parseFirehose(o *object) (db.FirehoseMessage, error) {
 		OriginalSourceURL: o.url("original_source_url"),
 		CreatedAt:         o.timestamp("created_at"),
 	}
+	if m.CreatedAt.Before(o.keptSince) && !m.CreatedAt.IsZero() {
+		o.fail("created_at", "before %s, the start of the oldest month the firehose retention keeps", o.keptSince.Format(time.RFC3339))
+	}
 	m.Coins = o.coins("coins", m.Title, m.Body, m.SummaryAI)
 	return m, o.err()
 }
