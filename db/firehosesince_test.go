@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun/dialect/pgdialect"
+
 	"github.com/feedapi/feedapi/db"
 )
 
@@ -100,5 +102,87 @@ func TestSinceFromTheOldestIsExact(t *testing.T) {
 		if got := walkIDs(t, s, f, 7); !slices.Contains(got, 100) {
 			t.Errorf("%+v without since: %v, want the older message 100 too", f, got)
 		}
+	}
+}
+
+// TestStreamSinceFromTheOldest checks a firehose stream started with since:
+// at or before the oldest message it starts at the stream's beginning
+// without reading the firehose, otherwise at the first row created since;
+// either way it sends exactly the rows created since, in position order
+// (an updated one at its new position), and no older message imported after
+// the oldest time was read.
+func TestStreamSinceFromTheOldest(t *testing.T) {
+	t.Parallel()
+	bdb := emptyFirehose(t)
+	s := db.NewStore(bdb)
+	ctx := context.Background()
+	start := time.Date(2026, 8, 20, 0, 0, 0, 0, time.UTC)
+	first, second := map[int64]time.Time{}, map[int64]time.Time{}
+	for id := int64(1); id <= 40; id++ {
+		at := start.Add(time.Duration(id) * 53 * time.Hour) // into October
+		if id <= 30 {
+			first[id] = at
+		} else {
+			second[id] = at
+		}
+	}
+	// Two statements: positions follow neither ids nor times.
+	addMessages(t, bdb, first, nil)
+	addMessages(t, bdb, second, nil)
+	if _, err := bdb.ExecContext(ctx, "UPDATE firehose_messages SET title = 'edited' WHERE id = 5"); err != nil {
+		t.Fatal(err)
+	}
+	oldest := first[1]
+
+	walk := func(since time.Time) []int64 {
+		t.Helper()
+		after, err := s.StreamStart(ctx, "firehose", since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound, _, err := s.StreamBound(ctx, "firehose")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []int64{}
+		for range 100 {
+			rows, more, err := s.StreamFirehose(ctx, db.FirehoseFilter{Since: since}, db.StreamRange{After: after, Bound: bound, Limit: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				ids = append(ids, r.ID)
+				after = r.StreamPos
+			}
+			if !more {
+				return ids
+			}
+		}
+		t.Fatalf("since %s: no end after 100 reads", since)
+		return nil
+	}
+	want := func(since time.Time) []int64 {
+		t.Helper()
+		ids := []int64{}
+		if err := bdb.NewRaw("SELECT coalesce(array_agg(id ORDER BY stream_pos), '{}') FROM firehose_messages WHERE created_at >= ?",
+			since).Scan(ctx, pgdialect.Array(&ids)); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+
+	before := oldest.Add(-time.Hour)
+	if pos, err := s.StreamStart(ctx, "firehose", before); err != nil || pos != 0 {
+		t.Errorf("start of since before the oldest message: %d, %v; want 0, the stream's beginning", pos, err)
+	}
+	for _, since := range []time.Time{before, oldest, first[12], second[35]} {
+		if got, w := walk(since), want(since); !slices.Equal(got, w) || len(w) == 0 {
+			t.Errorf("since %s: stream sent %v, want %v", since, got, w)
+		}
+	}
+	// An older message arrives while the oldest time read above is reused.
+	addMessages(t, bdb, map[int64]time.Time{50: oldest.Add(-2 * time.Hour)}, nil)
+	if got, w := walk(before), want(before); !slices.Equal(got, w) || slices.Contains(got, 50) {
+		t.Errorf("since %s, after an older message: stream sent %v, want %v (not 50)", before, got, w)
 	}
 }

@@ -112,11 +112,25 @@ func (r StreamRange) order(q *sqlBuilder, alias string) {
 // after since, in the stream of kind ("posts" or "firehose"): a stream
 // that starts there sends every row created since then (with a since
 // filter) and then the rows that arrive. It reads the created_at index
-// over the rows since since.
+// over the rows since since, except for a firehose since at or before its
+// oldest message: every row is then created since then, and the start is
+// the stream's beginning (0), without reading the whole firehose. A
+// position below the first row's is never wrong, as the stream checks
+// since on every row; it only costs the rows it reads past, so an oldest
+// time out of date (sinceFromOldest) costs at most those.
 func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (int64, error) {
 	table, err := streamTable(kind)
 	if err != nil {
 		return 0, err
+	}
+	if kind == "firehose" {
+		all, err := s.sinceFromOldest(ctx, since)
+		if err != nil {
+			return 0, fmt.Errorf("stream start of %s: %w", kind, err)
+		}
+		if all {
+			return 0, nil
+		}
 	}
 	var pos int64
 	// The position a row was first stored at: a row created since since
