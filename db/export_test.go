@@ -46,6 +46,24 @@ func (s *Store) FirehoseSQL(f FirehoseFilter, p Page) string {
 	return s.db.NewRaw(q.String(), q.args...).String()
 }
 
+// StreamStartSQL returns the statements that StreamStart runs for kind and
+// since: the read of the recent rows, then the one through the indexes in
+// position order.
+func (s *Store) StreamStartSQL(kind string, since time.Time) (recent, indexed string) {
+	table, _ := streamTable(kind)
+	since = clampTime(since)
+	return s.db.NewRaw(streamStartRecentSQL(table), since, streamStartRows).String(),
+		s.db.NewRaw(streamStartSQL(table), since, since).String()
+}
+
+// WithStreamStartRows returns a Store whose StreamStart reads at most n
+// recent rows before it reads the indexes in position order.
+func (s *Store) WithStreamStartRows(n int) *Store {
+	c := *s
+	c.streamStartRows = n
+	return &c
+}
+
 // PostsSQL returns the statement that ListPosts runs for f and p.
 func (s *Store) PostsSQL(f PostFilter, p Page) string {
 	q := s.newSQL(postType, f.Omit)

@@ -105,13 +105,12 @@ func TestSinceFromTheOldestIsExact(t *testing.T) {
 	}
 }
 
-// TestStreamSinceFromTheOldest checks a firehose stream started with since:
-// at or before the oldest message it starts at the stream's beginning
-// without reading the firehose, otherwise at the first row created since;
-// either way it sends exactly the rows created since, in position order
-// (an updated one at its new position), and no older message imported after
-// the oldest time was read.
-func TestStreamSinceFromTheOldest(t *testing.T) {
+// TestStreamStartIsExact checks a firehose stream started with since, by
+// either of StreamStart's reads: the start is the plain aggregate's (the
+// smallest position at insert of the rows created since), and the stream
+// sends exactly the rows created since, in position order, an updated one
+// at its new position, and no older message imported later.
+func TestStreamStartIsExact(t *testing.T) {
 	t.Parallel()
 	bdb := emptyFirehose(t)
 	s := db.NewStore(bdb)
@@ -126,15 +125,23 @@ func TestStreamSinceFromTheOldest(t *testing.T) {
 			second[id] = at
 		}
 	}
-	// Two statements: positions follow neither ids nor times.
+	// Two statements: positions follow neither ids nor times. Then the
+	// first-stored row of the newest ten is updated: its position at
+	// insert is the smallest of the rows since its time.
 	addMessages(t, bdb, first, nil)
 	addMessages(t, bdb, second, nil)
-	if _, err := bdb.ExecContext(ctx, "UPDATE firehose_messages SET title = 'edited' WHERE id = 5"); err != nil {
+	var firstStored int64
+	if err := bdb.NewRaw("SELECT id FROM firehose_messages WHERE id > 30 ORDER BY stream_pos LIMIT 1").Scan(ctx, &firstStored); err != nil {
 		t.Fatal(err)
+	}
+	for _, id := range []int64{5, firstStored} {
+		if _, err := bdb.ExecContext(ctx, "UPDATE firehose_messages SET title = 'edited' WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	oldest := first[1]
 
-	walk := func(since time.Time) []int64 {
+	walk := func(s *db.Store, since time.Time) []int64 {
 		t.Helper()
 		after, err := s.StreamStart(ctx, "firehose", since)
 		if err != nil {
@@ -161,28 +168,36 @@ func TestStreamSinceFromTheOldest(t *testing.T) {
 		t.Fatalf("since %s: no end after 100 reads", since)
 		return nil
 	}
-	want := func(since time.Time) []int64 {
+	want := func(since time.Time) (ids []int64, start int64) {
 		t.Helper()
-		ids := []int64{}
-		if err := bdb.NewRaw("SELECT coalesce(array_agg(id ORDER BY stream_pos), '{}') FROM firehose_messages WHERE created_at >= ?",
-			since).Scan(ctx, pgdialect.Array(&ids)); err != nil {
+		if err := bdb.NewRaw(`SELECT coalesce(array_agg(id ORDER BY stream_pos), '{}'),
+			coalesce(min(coalesce(inserted_pos, stream_pos)), 9223372036854775807) - 1
+			FROM firehose_messages WHERE created_at >= ?`, since).Scan(ctx, pgdialect.Array(&ids), &start); err != nil {
 			t.Fatal(err)
 		}
-		return ids
+		return ids, start
 	}
 
-	before := oldest.Add(-time.Hour)
-	if pos, err := s.StreamStart(ctx, "firehose", before); err != nil || pos != 0 {
-		t.Errorf("start of since before the oldest message: %d, %v; want 0, the stream's beginning", pos, err)
-	}
-	for _, since := range []time.Time{before, oldest, first[12], second[35]} {
-		if got, w := walk(since), want(since); !slices.Equal(got, w) || len(w) == 0 {
-			t.Errorf("since %s: stream sent %v, want %v", since, got, w)
+	// Both reads: the recent rows (all 40 fit), and the indexes in
+	// position order (at most 1 or 5 recent rows read first).
+	stores := map[string]*db.Store{"recent rows": s, "indexed": s.WithStreamStartRows(1), "indexed after 5": s.WithStreamStartRows(5)}
+	for name, s := range stores {
+		for _, since := range []time.Time{oldest.Add(-time.Hour), oldest, first[12], second[31], second[35], second[40].Add(time.Hour)} {
+			w, wantStart := want(since)
+			if got, err := s.StreamStart(ctx, "firehose", since); err != nil || got != wantStart {
+				t.Errorf("%s, since %s: start %d, %v; want %d", name, since, got, err, wantStart)
+			}
+			if got := walk(s, since); !slices.Equal(got, w) {
+				t.Errorf("%s, since %s: stream sent %v, want %v", name, since, got, w)
+			}
 		}
 	}
-	// An older message arrives while the oldest time read above is reused.
+	// An older message imported later is not sent.
+	before := oldest.Add(-time.Hour)
 	addMessages(t, bdb, map[int64]time.Time{50: oldest.Add(-2 * time.Hour)}, nil)
-	if got, w := walk(before), want(before); !slices.Equal(got, w) || slices.Contains(got, 50) {
-		t.Errorf("since %s, after an older message: stream sent %v, want %v (not 50)", before, got, w)
+	for name, s := range stores {
+		if got := walk(s, before); slices.Contains(got, 50) || len(got) != len(first)+len(second) {
+			t.Errorf("%s, since %s, after an older message: stream sent %v, want the 40 messages, not 50", name, before, got)
+		}
 	}
 }

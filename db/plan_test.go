@@ -139,6 +139,8 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 	byPaneOrID := []string{"firehose_pane_id_idx", "firehose_messages_pkey"}
 	budget := db.Page{Limit: 50, MaxBytes: 4 << 20}
 	noRaw := []string{"raw"}
+	postsStartRecent, postsStartIndexed := s.StreamStartSQL("posts", since.AddDate(-10, 0, 0))
+	firehoseStartRecent, firehoseStartIndexed := s.StreamStartSQL("firehose", since.AddDate(-10, 0, 0))
 	tests := []struct {
 		name    string
 		query   string
@@ -165,6 +167,13 @@ func TestQueriesCanUseTheirIndexes(t *testing.T) {
 			[]string{"posts_created_at_idx", "posts_source_id_idx"}, 2, nil, nil},
 		{"posts of an ISO week", s.WeekPostsSQL(monday, 10), []string{"posts_week_id_idx"}, 1, nil, nil},
 		{"curated sources as a loose index scan", db.CuratedSourcesSQL, []string{"posts_source_id_idx"}, 1, nil, nil},
+		// A stream's start with since: the recent rows in created_at
+		// order, then (far back) each half the first entry of an index in
+		// position order, not every row since since.
+		{"posts stream start, recent rows", postsStartRecent, []string{"posts_created_at_idx"}, 0, nil, nil},
+		{"posts stream start, indexed", postsStartIndexed, []string{"posts_stream_pos_idx", "posts_inserted_pos_idx"}, 0, nil, nil},
+		{"firehose stream start, recent rows", firehoseStartRecent, []string{"firehose_created_at_idx"}, 0, nil, nil},
+		{"firehose stream start, indexed", firehoseStartIndexed, []string{"firehose_stream_pos_idx", "firehose_inserted_pos_idx"}, 0, nil, nil},
 		{"firehose first page", s.FirehoseSQL(db.FirehoseFilter{}, p50), []string{"firehose_messages_pkey"}, 0, nil, nil},
 		{"firehose pane", s.FirehoseSQL(db.FirehoseFilter{Pane: db.PaneBlogs}, p50), nil, 0, byPaneOrID, nil},
 		{"firehose important", s.FirehoseSQL(db.FirehoseFilter{Important: true}, p50), []string{"firehose_messages_pkey"}, 0, nil, nil},

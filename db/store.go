@@ -36,6 +36,8 @@ type Store struct {
 	// sourceGroups and sourceWalk override sourceGroupsFew and
 	// sourceWalkRows when positive (tests).
 	sourceGroups, sourceWalk int
+	// streamStartRows overrides streamStartRows when positive (tests).
+	streamStartRows int
 	// cols caches the column lists of the list statements (columns.go).
 	cols *columnSets
 	// firehoseOldest caches the oldest firehose message's created_at for

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -111,36 +112,55 @@ func (r StreamRange) order(q *sqlBuilder, alias string) {
 // StreamStart returns the position just before the first row created at or
 // after since, in the stream of kind ("posts" or "firehose"): a stream
 // that starts there sends every row created since then (with a since
-// filter) and then the rows that arrive. It reads the created_at index
-// over the rows since since, except for a firehose since at or before its
-// oldest message: every row is then created since then, and the start is
-// the stream's beginning (0), without reading the whole firehose. A
-// position below the first row's is never wrong, as the stream checks
-// since on every row; it only costs the rows it reads past, so an oldest
-// time out of date (sinceFromOldest) costs at most those.
+// filter) and then the rows that arrive. A row changed since it was
+// inserted counts at its position at insert (inserted_pos, always below its
+// stream_pos), so that a row created since then is new to the stream's
+// reader.
+//
+// No index gives the smallest position of a created_at range, so it takes
+// the cheaper of two exact reads: the rows since since, in created_at
+// order, when there are fewer than streamStartRows of them (a recent
+// since); else the first entry since since of two indexes in position
+// order (migration 20261126470001_stream_start), which reads at most the
+// entries of since's own month before it.
 func (s *Store) StreamStart(ctx context.Context, kind string, since time.Time) (int64, error) {
 	table, err := streamTable(kind)
 	if err != nil {
 		return 0, err
 	}
-	if kind == "firehose" {
-		all, err := s.sinceFromOldest(ctx, since)
-		if err != nil {
-			return 0, fmt.Errorf("stream start of %s: %w", kind, err)
-		}
-		if all {
-			return 0, nil
-		}
-	}
+	since = clampTime(since)
+	limit := cmp.Or(s.streamStartRows, streamStartRows)
+	var n int
 	var pos int64
-	// The position a row was first stored at: a row created since since
-	// and changed before the stream starts is new to its reader.
-	err = s.db.QueryRowContext(ctx, `SELECT coalesce(min(coalesce(inserted_pos, stream_pos)), 9223372036854775807) - 1 FROM `+table+
-		` WHERE created_at >= ?`, clampTime(since)).Scan(&pos)
+	err = s.db.QueryRowContext(ctx, streamStartRecentSQL(table), since, limit).Scan(&n, &pos)
+	if err == nil && n >= limit {
+		err = s.db.QueryRowContext(ctx, streamStartSQL(table), since, since).Scan(&pos)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("stream start of %s: %w", kind, err)
 	}
 	return pos, nil
+}
+
+// streamStartRows is how many rows since since StreamStart reads before it
+// takes the indexes in position order instead.
+const streamStartRows = 20_000
+
+// streamStartRecentSQL is StreamStart's read of the rows since since (the
+// first argument), at most the second argument of them: how many it read,
+// and the start they give.
+func streamStartRecentSQL(table string) string {
+	return `SELECT count(*), coalesce(min(coalesce(inserted_pos, stream_pos)), 9223372036854775807) - 1
+		FROM (SELECT inserted_pos, stream_pos FROM ` + table + ` WHERE created_at >= ? ORDER BY created_at LIMIT ?) r`
+}
+
+// streamStartSQL is StreamStart's read through the indexes in position
+// order; both arguments are since.
+func streamStartSQL(table string) string {
+	return `SELECT coalesce(least(
+		(SELECT min(stream_pos) FROM ` + table + ` WHERE created_at >= ?),
+		(SELECT min(inserted_pos) FROM ` + table + ` WHERE inserted_pos IS NOT NULL AND created_at >= ?)),
+		9223372036854775807) - 1`
 }
 
 // redelivery is the column that tells, of a row read after a position
