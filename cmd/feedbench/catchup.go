@@ -55,7 +55,7 @@ func (c catchUpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return res, err
 	}
 	defer res.Body.Close()
-	got, _, err := readEvents(res.Body, want, nil)
+	got, err := readEvents(res.Body, want, nil)
 	if err != nil {
 		return nil, fmt.Errorf("stream catch-up: %d of %d items: %w", got, want, err)
 	}
@@ -70,7 +70,7 @@ var errStreamError = errors.New("error event")
 // readEvents reads a stream's events until it has seen want items (events
 // other than error), calling onItem with each item's event id when onItem
 // is set. An error event or the end of the stream before that is an error.
-func readEvents(r io.Reader, want int, onItem func(id string)) (items int, last string, err error) {
+func readEvents(r io.Reader, want int, onItem func(id string)) (items int, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var event, id string
@@ -81,15 +81,14 @@ func readEvents(r io.Reader, want int, onItem func(id string)) (items int, last 
 		case len(line) == 0:
 			switch {
 			case event == "error":
-				return items, last, fmt.Errorf("%w: %s", errStreamError, data)
+				return items, fmt.Errorf("%w: %s", errStreamError, data)
 			case event != "":
 				items++
-				last = id
 				if onItem != nil {
 					onItem(id)
 				}
 				if items >= want {
-					return items, last, nil
+					return items, nil
 				}
 			}
 			event, id, data = "", "", data[:0]
@@ -102,9 +101,9 @@ func readEvents(r io.Reader, want int, onItem func(id string)) (items int, last 
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return items, last, err
+		return items, err
 	}
-	return items, last, io.ErrUnexpectedEOF
+	return items, io.ErrUnexpectedEOF
 }
 
 // prepCatchUp returns a catch-up scenario that resumes the firehose stream
@@ -169,7 +168,7 @@ func (d *discovery) streamIDs(ctx context.Context, path string, since time.Time,
 	quiet := time.AfterFunc(catchUpQuiet, cancel)
 	defer quiet.Stop()
 	var ids []string
-	_, _, err = readEvents(res.Body, n, func(id string) {
+	_, err = readEvents(res.Body, n, func(id string) {
 		ids = append(ids, id)
 		quiet.Reset(catchUpQuiet)
 	})

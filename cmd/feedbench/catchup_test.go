@@ -23,11 +23,10 @@ type streamService struct {
 	failAfter int
 	start     time.Time
 
-	mu       sync.Mutex
-	resumes  map[string]int // attack requests by Last-Event-ID
-	marked   int            // requests that arrived with catchUpHeader
-	open     int            // streams open now
-	maxAfter int            // the most messages a single stream was sent
+	mu      sync.Mutex
+	resumes map[string]int // attack requests by Last-Event-ID
+	marked  int            // requests that arrived with catchUpHeader
+	open    int            // streams open now
 }
 
 func newStreamService(t *testing.T, total, failAfter int) (*httptest.Server, *streamService) {
@@ -87,20 +86,15 @@ func (s *streamService) stream(w http.ResponseWriter, r *http.Request) {
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	sent := 0
 	for p := from; p <= s.total; p++ {
-		if s.failAfter > 0 && sent == s.failAfter {
+		if s.failAfter > 0 && p-from == s.failAfter {
 			fmt.Fprint(w, "event: error\ndata: {\"error\":{\"code\":\"slow_reader\"}}\n\n")
 			return
 		}
 		fmt.Fprintf(w, "event: firehose_message\nid: %d\ndata: {\"id\":%d}\n\n", p, p)
-		sent++
 	}
 	fmt.Fprint(w, ": heartbeat\n\n")
 	w.(http.Flusher).Flush()
-	s.mu.Lock()
-	s.maxAfter = max(s.maxAfter, sent)
-	s.mu.Unlock()
 	<-r.Context().Done()
 }
 
