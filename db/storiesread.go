@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -98,17 +99,65 @@ type StoryEntry struct {
 	Firehose *FirehoseMessage
 }
 
-func (it StoryEntry) key() (time.Time, ItemKind, int64) {
+// StoryItemKey is the position of an item in its story: oldest first by
+// created_at, posts before messages of the same instant, then id.
+type StoryItemKey struct {
+	CreatedAt time.Time
+	Kind      ItemKind
+	ID        int64
+}
+
+// Key returns the item's position in its story.
+func (it StoryEntry) Key() StoryItemKey {
 	if it.Post != nil {
-		return it.Post.CreatedAt, KindPost, it.Post.ID
+		return StoryItemKey{it.Post.CreatedAt, KindPost, it.Post.ID}
 	}
-	return it.Firehose.CreatedAt, KindFirehose, it.Firehose.ID
+	return StoryItemKey{it.Firehose.CreatedAt, KindFirehose, it.Firehose.ID}
+}
+
+// compare orders two positions of one story.
+func (k StoryItemKey) compare(o StoryItemKey) int {
+	if c := k.CreatedAt.Compare(o.CreatedAt); c != 0 {
+		return c
+	}
+	if k.Kind != o.Kind {
+		if k.Kind == KindPost {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(k.ID, o.ID)
+}
+
+// after is the condition on the rows of kind's table (columns created_at
+// and id) that come after k in their story, as literals: the key is a
+// time and two numbers, so the statements that add it keep their
+// arguments. "" for no key.
+func (k *StoryItemKey) after(kind ItemKind) string {
+	if k == nil {
+		return ""
+	}
+	at := "'" + k.CreatedAt.UTC().Format(time.RFC3339Nano) + "'::timestamptz"
+	switch {
+	case kind == k.Kind:
+		return " AND (created_at, id) > (" + at + ", " + strconv.FormatInt(k.ID, 10) + ")"
+	case kind == KindPost: // a post after a message: only at a later instant
+		return " AND created_at > " + at
+	default: // a message after a post: from the same instant on
+		return " AND created_at >= " + at
+	}
 }
 
 // StoryItemsRead says which items of a story a read returns and which of
 // their long texts it reads.
 type StoryItemsRead struct {
 	Limit int // the first Limit items of each story; 0: all
+	// After, if set, reads the items after this position instead of
+	// from the first.
+	After *StoryItemKey
+	// Peek reads one item more than Limit, which tells whether more
+	// follow; its texts are not measured (StoryTextBytes), as not shown.
+	Peek bool
 	// PostOmit and FirehoseOmit are the long texts (columns of
 	// textColumns) not shown: neither read nor counted.
 	PostOmit, FirehoseOmit []string
@@ -137,17 +186,18 @@ func storyTextBytes(r StoryItemsRead) string {
 	if fm == "" {
 		fm = "0"
 	}
+	postsAfter, firehoseAfter := r.After.after(KindPost), r.After.after(KindFirehose)
 	if r.Limit <= 0 {
 		// All the items: their sum needs no order, so no sort of a large
 		// story's items across the partitions.
-		return `(coalesce((SELECT sum(` + pm + `) FROM posts y WHERE y.story_id = sid), 0) +
-		coalesce((SELECT sum(` + fm + `) FROM firehose_messages y WHERE y.story_id = sid), 0))::bigint`
+		return `(coalesce((SELECT sum(` + pm + `) FROM posts y WHERE y.story_id = sid` + postsAfter + `), 0) +
+		coalesce((SELECT sum(` + fm + `) FROM firehose_messages y WHERE y.story_id = sid` + firehoseAfter + `), 0))::bigint`
 	}
 	lim := strconv.Itoa(r.Limit)
 	return `(SELECT coalesce(sum(x._bytes), 0)::bigint FROM (
-		(SELECT y.created_at, 0 AS kind, y.id, (` + pm + `)::bigint AS _bytes FROM posts y WHERE y.story_id = sid ORDER BY y.created_at, y.id LIMIT ` + lim + `)
+		(SELECT y.created_at, 0 AS kind, y.id, (` + pm + `)::bigint AS _bytes FROM posts y WHERE y.story_id = sid` + postsAfter + ` ORDER BY y.created_at, y.id LIMIT ` + lim + `)
 		UNION ALL
-		(SELECT y.created_at, 1, y.id, (` + fm + `)::bigint FROM firehose_messages y WHERE y.story_id = sid ORDER BY y.created_at, y.id LIMIT ` + lim + `)
+		(SELECT y.created_at, 1, y.id, (` + fm + `)::bigint FROM firehose_messages y WHERE y.story_id = sid` + firehoseAfter + ` ORDER BY y.created_at, y.id LIMIT ` + lim + `)
 		ORDER BY 1, 2, 3 LIMIT ` + lim + `) x)`
 }
 
@@ -181,9 +231,9 @@ func (s *Store) StoryTextBytes(ctx context.Context, storyIDs []int64, r StoryIte
 	return out, nil
 }
 
-// StoryItems returns the items of each story, oldest first (by created_at,
-// posts before messages of the same instant, then id), at most r.Limit per
-// story (0: all), without the long texts r omits. Each table is read
+// StoryItems returns the items of each story, oldest first (StoryItemKey),
+// at most r.Limit per story (0: all; one more with r.Peek) after r.After,
+// without the long texts r omits. Each table is read
 // through its story index, per story. A read bounded in bytes measures the
 // stories first (StoryTextBytes) and reads only those within its budget,
 // so that the texts of a story over it are never read.
@@ -192,18 +242,21 @@ func (s *Store) StoryItems(ctx context.Context, storyIDs []int64, r StoryItemsRe
 	if len(storyIDs) == 0 {
 		return out, nil
 	}
-	lim := "ALL"
-	if r.Limit > 0 {
-		lim = strconv.Itoa(r.Limit)
+	lim, n := "ALL", r.Limit
+	if n > 0 {
+		if r.Peek {
+			n++
+		}
+		lim = strconv.Itoa(n)
 	}
 	ids := pgdialect.Array(storyIDs)
 	posts, _, err := queryRows[Post](ctx, s, 0, `SELECT p.* FROM unnest(?::bigint[]) sid,
-		LATERAL (SELECT `+s.columns(postType, "", r.PostOmit)+` FROM posts WHERE story_id = sid ORDER BY created_at, id LIMIT `+lim+`) p`, ids)
+		LATERAL (SELECT `+s.columns(postType, "", r.PostOmit)+` FROM posts WHERE story_id = sid`+r.After.after(KindPost)+` ORDER BY created_at, id LIMIT `+lim+`) p`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("story items: %w", err)
 	}
 	msgs, _, err := queryRows[FirehoseMessage](ctx, s, 0, `SELECT m.* FROM unnest(?::bigint[]) sid,
-		LATERAL (SELECT `+s.columns(firehoseType, "", r.FirehoseOmit)+` FROM firehose_messages WHERE story_id = sid ORDER BY created_at, id LIMIT `+lim+`) m`, ids)
+		LATERAL (SELECT `+s.columns(firehoseType, "", r.FirehoseOmit)+` FROM firehose_messages WHERE story_id = sid`+r.After.after(KindFirehose)+` ORDER BY created_at, id LIMIT `+lim+`) m`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("story items: %w", err)
 	}
@@ -216,22 +269,9 @@ func (s *Store) StoryItems(ctx context.Context, storyIDs []int64, r StoryItemsRe
 		out[*m.StoryID] = append(out[*m.StoryID], StoryEntry{Firehose: m})
 	}
 	for id, items := range out {
-		slices.SortFunc(items, func(a, b StoryEntry) int {
-			ta, ka, ia := a.key()
-			tb, kb, ib := b.key()
-			if c := ta.Compare(tb); c != 0 {
-				return c
-			}
-			if ka != kb {
-				if ka == KindPost {
-					return -1
-				}
-				return 1
-			}
-			return int(ia - ib)
-		})
-		if r.Limit > 0 && len(items) > r.Limit {
-			out[id] = items[:r.Limit]
+		slices.SortFunc(items, func(a, b StoryEntry) int { return a.Key().compare(b.Key()) })
+		if n > 0 && len(items) > n {
+			out[id] = items[:n]
 		}
 	}
 	return out, nil

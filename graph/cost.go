@@ -140,13 +140,16 @@ func setComplexity(c *generated.ComplexityRoot) {
 	// A story's items: its first n, else a typical story's size. An item
 	// is a Post or a FirehoseMessage, and the selection of the union is
 	// priced as both fragments together: an item costs half of it.
-	c.Story.Items = func(child int, first *int) int {
+	storyItems := func(child int, first *int) int {
 		n := typicalStoryItems
 		if first != nil {
 			n = min(max(*first, 1), maxPageSize)
 		}
 		return 1 + n*((child+1)/2)
 	}
+	c.Story.Items = storyItems
+	c.Story.ItemsConnection = func(child int, first *int, _ *string) int { return storyItems(child, first) }
+	c.StoryItemConnection.PageInfo = func(int) int { return 1 }
 	c.EtfSummaryEntry.TopFunds = func(child int, first *int) int {
 		n := defaultTopFund
 		if first != nil {

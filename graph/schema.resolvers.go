@@ -366,6 +366,11 @@ func (r *storyResolver) Items(ctx context.Context, obj *db.Story, first *int) ([
 	return r.storyItems(ctx, obj, first)
 }
 
+// ItemsConnection is the resolver for the itemsConnection field.
+func (r *storyResolver) ItemsConnection(ctx context.Context, obj *db.Story, first *int, after *string) (*model.StoryItemConnection, error) {
+	return r.storyItemsConnection(ctx, obj, first, after)
+}
+
 // PostAdded is the resolver for the postAdded field.
 func (r *subscriptionResolver) PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (<-chan *db.Post, error) {
 	f, err := postArgs{source: source, since: since, coins: coins, q: q, collapse: collapse}.filter()

@@ -112,20 +112,115 @@ func (r *Resolver) storyOf(ctx context.Context, id *int64) (*db.Story, error) {
 	return r.loadersFrom(ctx).storyLoader().Load(ctx, *id)()
 }
 
-// storyItems resolves Story.items. Under a byte budget (readBudget) a
-// story whose selected long texts pass it is not read: boundedRead's
-// error, so that a story is either whole or refused, never cut.
-func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]model.StoryItem, error) {
-	n := 0
-	if first != nil {
-		if *first < 1 || *first > maxPageSize {
-			return nil, apperr.Invalid("first", "first must be an integer from 1 to %d", maxPageSize)
-		}
-		n = *first
+// storyItemsConn names the connection of one story's items.
+func storyItemsConn(storyID int64) string { return fmt.Sprintf("story:%d:items", storyID) }
+
+// storyItemsLimit is the first argument of a story's items: 1 to 100, or
+// absent (0) for all.
+func storyItemsLimit(first *int) (int, error) {
+	if first == nil {
+		return 0, nil
 	}
-	rd := db.StoryItemsRead{Limit: n}
+	if *first < 1 || *first > maxPageSize {
+		return 0, apperr.Invalid("first", "first must be an integer from 1 to %d", maxPageSize)
+	}
+	return *first, nil
+}
+
+// storyItems resolves Story.items.
+func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]model.StoryItem, error) {
+	n, err := storyItemsLimit(first)
+	if err != nil {
+		return nil, err
+	}
+	items, err := r.readStoryItems(ctx, s, db.StoryItemsRead{Limit: n})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.StoryItem, len(items))
+	for i, it := range items {
+		out[i] = storyItem(it)
+	}
+	return out, nil
+}
+
+// storyItemsConnection resolves Story.itemsConnection: a page is read with
+// one item more than it shows (Peek), which tells whether later items
+// follow.
+func (r *Resolver) storyItemsConnection(ctx context.Context, s *db.Story, first *int, after *string) (*model.StoryItemConnection, error) {
+	n, err := storyItemsLimit(first)
+	if err != nil {
+		return nil, err
+	}
+	rd := db.StoryItemsRead{Limit: n, Peek: n > 0}
+	conn := storyItemsConn(s.ID)
+	if after != nil {
+		us, pos, err := cursor.DecodeKey(conn, *after)
+		if err != nil {
+			return nil, err
+		}
+		key := storyItemFromCursor(us, pos)
+		rd.After = &key
+	}
+	items, err := r.readStoryItems(ctx, s, rd)
+	if err != nil {
+		return nil, err
+	}
+	more := n > 0 && len(items) > n
+	if more {
+		items = items[:n]
+	}
+	c := &model.StoryItemConnection{Edges: make([]model.StoryItemEdge, len(items)), Nodes: make([]model.StoryItem, len(items)),
+		PageInfo: &model.PageInfo{HasNextPage: more, HasPreviousPage: after != nil}}
+	for i, it := range items {
+		c.Nodes[i] = storyItem(it)
+		cur := storyItemCursor(conn, it.Key())
+		c.Edges[i] = model.StoryItemEdge{Cursor: cur, Node: c.Nodes[i]}
+		if i == 0 {
+			c.PageInfo.StartCursor = &cur
+		}
+		if i == len(items)-1 {
+			c.PageInfo.EndCursor = &cur
+		}
+	}
+	return c, nil
+}
+
+// A story item's cursor is the key of EncodeKey: its created_at in
+// microseconds, and its id doubled plus its kind (ids are at most 2^53−1).
+func storyItemCursor(conn string, k db.StoryItemKey) string {
+	pos := k.ID << 1
+	if k.Kind == db.KindFirehose {
+		pos |= 1
+	}
+	return cursor.EncodeKey(conn, k.CreatedAt.UnixMicro(), pos)
+}
+
+func storyItemFromCursor(us, pos int64) db.StoryItemKey {
+	k := db.StoryItemKey{CreatedAt: time.UnixMicro(us).UTC(), Kind: db.KindPost, ID: pos >> 1}
+	if pos&1 == 1 {
+		k.Kind = db.KindFirehose
+	}
+	return k
+}
+
+// storyItem is an item of a story as the union StoryItem.
+func storyItem(it db.StoryEntry) model.StoryItem {
+	if it.Post != nil {
+		return it.Post
+	}
+	return it.Firehose
+}
+
+// readStoryItems reads the items of s that rd asks for, with the long
+// texts the field being resolved selects, and charges the texts of those
+// shown (not the one Peek reads) to the response. Under a byte budget
+// (readBudget) a story whose selected long texts pass it is not read:
+// boundedRead's error, so that a story (or a page of its items) is either
+// whole or refused, never cut.
+func (r *Resolver) readStoryItems(ctx context.Context, s *db.Story, rd db.StoryItemsRead) ([]db.StoryEntry, error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil && graphql.HasOperationContext(ctx) {
-		rd = storyItemsRead(graphql.GetOperationContext(ctx), fc.Field.Field, n)
+		rd = storyItemsRead(graphql.GetOperationContext(ctx), fc.Field.Field, rd)
 	}
 	items, err := r.loadersFrom(ctx).itemsOfStory(ctx, s.ID, rd, readBudget(ctx))
 	var tl *db.TooLargeError
@@ -135,14 +230,15 @@ func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]m
 	if err != nil {
 		return nil, fmt.Errorf("items of story %d: %w", s.ID, err)
 	}
-	out := make([]model.StoryItem, len(items))
 	text := int64(0)
-	for i, it := range items {
+	shown := items
+	if rd.Limit > 0 && len(shown) > rd.Limit {
+		shown = shown[:rd.Limit]
+	}
+	for _, it := range shown {
 		if it.Post != nil {
-			out[i] = it.Post
 			text += it.Post.TextBytes()
 		} else {
-			out[i] = it.Firehose
 			text += it.Firehose.TextBytes()
 		}
 	}
@@ -152,27 +248,47 @@ func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]m
 		op.stop(errResponseTooLarge)
 		return nil, errResponseTooLarge
 	}
-	return out, nil
+	return items, nil
 }
 
-// storyItemsRead returns the read of the items that field (a Story.items
-// selection) shows: the first n, without the long texts that neither of
-// its item types selects.
-func storyItemsRead(opCtx *graphql.OperationContext, field *ast.Field, n int) db.StoryItemsRead {
+// storyItemsRead returns rd with the long texts omitted that the items
+// field (a Story.items or Story.itemsConnection selection) does not show:
+// those that neither of its item types selects, in the items of items, or
+// in the nodes and the edges' nodes of itemsConnection.
+func storyItemsRead(opCtx *graphql.OperationContext, field *ast.Field, rd db.StoryItemsRead) db.StoryItemsRead {
+	sets := []ast.SelectionSet{field.SelectionSet}
+	if field.Name == "itemsConnection" {
+		sets = sets[:0]
+		for _, f := range graphql.CollectFields(opCtx, field.SelectionSet, []string{"StoryItemConnection"}) {
+			switch f.Name {
+			case "nodes":
+				sets = append(sets, f.SelectionSet)
+			case "edges":
+				for _, e := range graphql.CollectFields(opCtx, f.SelectionSet, []string{"StoryItemEdge"}) {
+					if e.Name == "node" {
+						sets = append(sets, e.SelectionSet)
+					}
+				}
+			}
+		}
+	}
 	// typ is the type with what it implements, as the generated code
 	// collects its fields.
 	omit := func(typ []string, optional []optionalColumn) []string {
 		var out []string
-		fields := graphql.CollectFields(opCtx, field.SelectionSet, typ)
 		for _, o := range optional {
-			if !slices.ContainsFunc(fields, func(f graphql.CollectedField) bool { return f.Name == o.field }) {
+			selected := slices.ContainsFunc(sets, func(set ast.SelectionSet) bool {
+				return slices.ContainsFunc(graphql.CollectFields(opCtx, set, typ), func(f graphql.CollectedField) bool { return f.Name == o.field })
+			})
+			if !selected {
 				out = append(out, o.column)
 			}
 		}
 		return out
 	}
-	return db.StoryItemsRead{Limit: n, PostOmit: omit([]string{"Post", "StoryItem"}, postOptional),
-		FirehoseOmit: omit([]string{"FirehoseMessage", "StoryItem"}, firehoseOptional)}
+	rd.PostOmit = omit([]string{"Post", "StoryItem"}, postOptional)
+	rd.FirehoseOmit = omit([]string{"FirehoseMessage", "StoryItem"}, firehoseOptional)
+	return rd
 }
 
 // storyTexts returns the fields of the long texts rd reads, posts' first,
@@ -203,13 +319,22 @@ func (r *Resolver) boundStories(ctx context.Context, rows []db.Story, n int, mor
 	var reads []db.StoryItemsRead
 	node := func(set ast.SelectionSet) {
 		for _, f := range graphql.CollectFields(opCtx, set, nil) {
-			if f.Name == "items" {
-				k := 0
-				if v, ok := f.ArgumentMap(opCtx.Variables)["first"]; ok {
-					k = intArg(v)
-				}
-				reads = append(reads, storyItemsRead(opCtx, f.Field, k))
+			args := f.ArgumentMap(opCtx.Variables)
+			k := 0
+			if v, ok := args["first"]; ok {
+				k = intArg(v)
 			}
+			rd := db.StoryItemsRead{Limit: k}
+			switch {
+			case f.Name == "items":
+			case f.Name == "itemsConnection" && args["after"] == nil:
+				// A page after a cursor (of one story) is measured when
+				// read.
+				rd.Peek = k > 0
+			default:
+				continue
+			}
+			reads = append(reads, storyItemsRead(opCtx, f.Field, rd))
 		}
 	}
 	eachNodeSelection(opCtx, fc.Field.Selections, node)
@@ -314,13 +439,19 @@ type storyItemsKey struct {
 // storyRead is a db.StoryItemsRead as a comparable key, with its budget.
 type storyRead struct {
 	n                      int
+	peek                   bool
+	after                  db.StoryItemKey // zero: from the first item
 	postOmit, firehoseOmit string
 	max                    int64
 }
 
 // readKey is the key of rd with the budget max.
 func readKey(rd db.StoryItemsRead, max int64) storyRead {
-	return storyRead{n: rd.Limit, postOmit: strings.Join(rd.PostOmit, ","), firehoseOmit: strings.Join(rd.FirehoseOmit, ","), max: max}
+	k := storyRead{n: rd.Limit, peek: rd.Peek, postOmit: strings.Join(rd.PostOmit, ","), firehoseOmit: strings.Join(rd.FirehoseOmit, ","), max: max}
+	if rd.After != nil {
+		k.after = *rd.After
+	}
+	return k
 }
 
 // measuredBytes returns the bytes of the stories' texts under the read
@@ -345,7 +476,12 @@ func (k storyRead) read() db.StoryItemsRead {
 		}
 		return strings.Split(s, ",")
 	}
-	return db.StoryItemsRead{Limit: k.n, PostOmit: split(k.postOmit), FirehoseOmit: split(k.firehoseOmit)}
+	rd := db.StoryItemsRead{Limit: k.n, Peek: k.peek, PostOmit: split(k.postOmit), FirehoseOmit: split(k.firehoseOmit)}
+	if k.after != (db.StoryItemKey{}) {
+		after := k.after
+		rd.After = &after
+	}
+	return rd
 }
 
 func (l *loaders) storyLoader() *dataloader.Loader[int64, *db.Story] {

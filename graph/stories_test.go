@@ -220,6 +220,80 @@ func TestStories(t *testing.T) {
 	if len(one.Story.Items) != 1 || one.Story.Items[0].ID != some[0].Items[0].ID {
 		t.Errorf("story(id).items(first: 1): %+v, want the first item %d", one.Story.Items, some[0].Items[0].ID)
 	}
+
+	// The largest of them page by page: its items, once each, in order.
+	big := slices.MaxFunc(some, func(a, b story) int { return a.Size - b.Size })
+	var walked []int64
+	var foreign string
+	after = ""
+	for pages := 0; ; pages++ {
+		if pages > big.Size {
+			t.Fatalf("story %d: more pages than items", big.ID)
+		}
+		afterArg := ""
+		if after != "" {
+			afterArg = fmt.Sprintf(`, after: %q`, after)
+		}
+		var page struct {
+			Story struct {
+				ItemsConnection struct {
+					Edges []struct {
+						Cursor string `json:"cursor"`
+						Node   struct {
+							ID int64 `json:"id"`
+						} `json:"node"`
+					} `json:"edges"`
+					Nodes []struct {
+						ID int64 `json:"id"`
+					} `json:"nodes"`
+					PageInfo struct {
+						HasNextPage bool   `json:"hasNextPage"`
+						EndCursor   string `json:"endCursor"`
+					} `json:"pageInfo"`
+				} `json:"itemsConnection"`
+			} `json:"story"`
+		}
+		e.query(fmt.Sprintf(`{ story(id: %d) { itemsConnection(first: 2%s) {
+			edges { cursor node { ... on FirehoseMessage { id } ... on Post { id } } }
+			nodes { ... on FirehoseMessage { id } ... on Post { id } }
+			pageInfo { hasNextPage endCursor } } } }`, big.ID, afterArg), nil, &page)
+		c := page.Story.ItemsConnection
+		if len(c.Nodes) == 0 || len(c.Nodes) > 2 || len(c.Edges) != len(c.Nodes) || c.Edges[len(c.Edges)-1].Cursor != c.PageInfo.EndCursor {
+			t.Fatalf("story %d after %q: %+v", big.ID, after, c)
+		}
+		for i, n := range c.Nodes {
+			walked = append(walked, n.ID)
+			if c.Edges[i].Node.ID != n.ID {
+				t.Errorf("story %d: edge %d holds %d, node %d", big.ID, i, c.Edges[i].Node.ID, n.ID)
+			}
+		}
+		foreign = c.PageInfo.EndCursor
+		if !c.PageInfo.HasNextPage {
+			break
+		}
+		after = c.PageInfo.EndCursor
+	}
+	var whole []int64
+	for _, it := range big.Items {
+		whole = append(whole, it.ID)
+	}
+	if !slices.Equal(walked, whole) {
+		t.Errorf("story %d page by page: %v, want %v", big.ID, walked, whole)
+	}
+	other := some[0].ID
+	if other == big.ID {
+		other = some[1].ID
+	}
+	for _, c := range []struct{ query, param string }{
+		{fmt.Sprintf(`{ story(id: %d) { itemsConnection(first: 2, after: %q) { nodes { __typename } } } }`, other, foreign), "cursor"},
+		{fmt.Sprintf(`{ story(id: %d) { itemsConnection(first: 0) { nodes { __typename } } } }`, other), "first"},
+		{fmt.Sprintf(`{ story(id: %d) { itemsConnection(first: 101) { nodes { __typename } } } }`, other), "first"},
+	} {
+		r := e.do("internal", c.query, nil)
+		if len(r.Errors) != 1 || r.Errors[0].Extensions.Code != "bad_request" || r.Errors[0].Extensions.Param != c.param {
+			t.Errorf("%s: errors %+v, want one bad_request on %q", c.query, r.Errors, c.param)
+		}
+	}
 }
 
 // TestStoriesBadInput: bad arguments are refused naming the argument.
@@ -275,6 +349,9 @@ func TestStoriesAreBoundedInBytes(t *testing.T) {
 		{"a story without bodies", fmt.Sprintf(`{ story(id: %d) { id items { ... on Post { id } } } }`, story), false, 5},
 		{"stories with two items' bodies", `{ stories(q: "Quokkabytes") { nodes { id items(first: 2) { ... on Post { id body } } } } }`, false, 2},
 		{"stories with three items' bodies", `{ stories(q: "Quokkabytes") { nodes { id items(first: 3) { ... on Post { id body } } } } }`, true, 0},
+		{"a page of two items' bodies", fmt.Sprintf(`{ story(id: %d) { id itemsConnection(first: 2) { nodes { ... on Post { id body } } pageInfo { hasNextPage } } } }`, story), false, 2},
+		{"a page of three items' bodies", fmt.Sprintf(`{ story(id: %d) { id itemsConnection(first: 3) { nodes { ... on Post { id body } } } } }`, story), true, 0},
+		{"stories with a page of two items' bodies", `{ stories(q: "Quokkabytes") { nodes { id itemsConnection(first: 2) { edges { node { ... on Post { id body } } } } } } }`, false, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := e.queries.Load()

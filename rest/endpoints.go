@@ -199,7 +199,7 @@ func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) 
 // result, which refers to buf.
 func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (envelope.Success, error) {
 	var id int64
-	if ep.Shape == contract.Item {
+	if ep.Shape.Named() {
 		raw := chi.URLParam(r, "id")
 		if raw == "" {
 			return envelope.Success{}, apperr.New(apperr.NotFound, "no "+ep.Kind+" id in the path")
@@ -218,7 +218,7 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (envel
 			return envelope.Success{}, err
 		}
 	}
-	if ep.Shape == contract.Item {
+	if ep.Shape.Named() {
 		vars["id"] = id
 	}
 	// The query has no variable for the paging switch: it only shapes
@@ -243,8 +243,16 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (envel
 		}
 	default:
 		res.Data, err = member(data, "data")
-		if err == nil && ep.Shape == contract.Item && string(res.Data) == "null" {
+		if err == nil && ep.Shape.Named() && string(res.Data) == "null" {
 			err = apperr.Missing(ep.Kind, id)
+		}
+		if err == nil && ep.Shape == contract.PagedItem {
+			var pi pageInfo
+			res.Data, pi, err = liftItemsPage(res.Data)
+			res.Paged, res.HasMore = paging, pi.HasNextPage
+			if paging && pi.HasNextPage && string(pi.EndCursor) != "null" {
+				res.NextCursor = pi.EndCursor
+			}
 		}
 	}
 	if err != nil {

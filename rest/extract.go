@@ -143,3 +143,27 @@ func objectEnd(b []byte) int {
 	}
 	return -1
 }
+
+// itemsPage is the start of the connection that a PagedItem's resource
+// ends with. Its key cannot occur earlier in the object: inside a JSON
+// string a quote is escaped, and the items come after it.
+const itemsPage = `"items":{`
+
+// liftItemsPage turns a resource ending with its items' connection,
+// {…,"items":{"pageInfo":{…},"data":[…]}}, into the resource with the
+// connection's items, {…,"items":[…]}, in place, and returns its pageInfo.
+func liftItemsPage(b []byte) ([]byte, pageInfo, error) {
+	at := bytes.LastIndex(b, []byte(itemsPage))
+	if at < 0 || len(b) < at+len(itemsPage)+2 {
+		return nil, pageInfo{}, fmt.Errorf("decode resource: no items connection")
+	}
+	start := at + len(itemsPage)
+	nodes, pi, err := splitMembers(b[start : len(b)-1]) // without the resource's closing brace
+	if err != nil {
+		return nil, pi, err
+	}
+	// The nodes sit later in b than where they go: copy moves them down.
+	end := at + len(`"items":`) + copy(b[at+len(`"items":`):], nodes)
+	b[end] = '}'
+	return b[:end+1], pi, nil
+}

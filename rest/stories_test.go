@@ -338,3 +338,104 @@ func TestAnItemNewToTheReaderIsNotAnUpdate(t *testing.T) {
 		t.Errorf("resumed: %+v, want %+v", got, want)
 	}
 }
+
+// TestStoryItemsPageByPage: /v1/stories/{id} with limit, cursor or
+// paginate gives the story's items a page at a time, each page with the
+// story's fields: the walk shows every item once, in the database's order,
+// and ends; without them the answer has all the items and no pagination;
+// a cursor of another story or of another endpoint is a 400.
+func TestStoryItemsPageByPage(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ctx := context.Background()
+	// The largest story, and the largest with both posts and messages.
+	var ids []int64
+	if err := a.bdb.NewRaw(`(SELECT id FROM stories ORDER BY size DESC, id LIMIT 1)
+		UNION (SELECT s.id FROM stories s WHERE EXISTS (SELECT 1 FROM posts p WHERE p.story_id = s.id)
+			AND EXISTS (SELECT 1 FROM firehose_messages m WHERE m.story_id = s.id) ORDER BY s.size DESC, s.id LIMIT 1)`).
+		Scan(ctx, &ids); err != nil {
+		t.Fatal(err)
+	}
+	type story struct {
+		ID    int64 `json:"id"`
+		Size  int   `json:"size"`
+		Items []struct {
+			UID string `json:"uid"`
+		} `json:"items"`
+	}
+	var firstCursor string
+	for _, id := range ids {
+		var want []string // its items' uids, oldest first
+		if err := a.bdb.NewRaw(`SELECT uid FROM (SELECT 'cp_' || id AS uid, id, created_at, 0 AS k FROM posts WHERE story_id = ?
+			UNION ALL SELECT 'tm_' || id, id, created_at, 1 FROM firehose_messages WHERE story_id = ?) x ORDER BY created_at, k, id`, id, id).
+			Scan(ctx, &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) < 7 {
+			t.Fatalf("story %d: %d items, too few to page", id, len(want))
+		}
+		whole := a.get(t, fmt.Sprintf("/v1/stories/%d?include_body=false", id), a.pro)
+		var s story
+		if err := json.Unmarshal(whole.env.Data, &s); whole.StatusCode != 200 || err != nil || whole.env.Pagination != nil || len(s.Items) != len(want) {
+			t.Fatalf("story %d whole: %d, %v, pagination %+v, %d items; want %d items, no pagination", id, whole.StatusCode, err, whole.env.Pagination, len(s.Items), len(want))
+		}
+		var got []string
+		path := fmt.Sprintf("/v1/stories/%d?limit=3", id)
+		for pages := 0; ; pages++ {
+			if pages > len(want) {
+				t.Fatalf("story %d: more pages than items", id)
+			}
+			r := a.get(t, path, a.pro)
+			var page story
+			if err := json.Unmarshal(r.env.Data, &page); r.StatusCode != 200 || err != nil || r.env.Pagination == nil {
+				t.Fatalf("%s: %d %v %s", path, r.StatusCode, err, r.plain)
+			}
+			if page.ID != id || page.Size != len(want) || len(page.Items) > 3 || len(page.Items) == 0 {
+				t.Fatalf("%s: story %d of size %d with %d items; want story %d of size %d, 1 to 3 items", path, page.ID, page.Size, len(page.Items), id, len(want))
+			}
+			for _, it := range page.Items {
+				got = append(got, it.UID)
+			}
+			p := r.env.Pagination
+			if !p.HasMore {
+				if p.NextCursor != nil {
+					t.Errorf("%s: last page with next_cursor %q", path, *p.NextCursor)
+				}
+				break
+			}
+			if firstCursor == "" {
+				firstCursor = *p.NextCursor
+			}
+			path = fmt.Sprintf("/v1/stories/%d?limit=3&cursor=%s", id, *p.NextCursor)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("story %d page by page: %v\nwant %v", id, got, want)
+		}
+		r := a.get(t, fmt.Sprintf("/v1/stories/%d?paginate=true", id), a.pro)
+		var page story
+		if err := json.Unmarshal(r.env.Data, &page); r.StatusCode != 200 || err != nil || r.env.Pagination == nil ||
+			len(page.Items) != min(len(want), 50) || r.env.Pagination.HasMore != (len(want) > 50) {
+			t.Errorf("story %d paginate=true: %d %v, %d items, pagination %+v; want the first %d", id, r.StatusCode, err, len(page.Items), r.env.Pagination, min(len(want), 50))
+		}
+	}
+	var other int64
+	if err := a.bdb.NewRaw(`SELECT id FROM stories WHERE id <> ? ORDER BY id LIMIT 1`, ids[0]).Scan(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	list := a.get(t, "/v1/stories?limit=1", a.pro)
+	for _, c := range []struct {
+		path, param string
+	}{
+		{fmt.Sprintf("/v1/stories/%d?limit=0", ids[0]), "limit"},
+		{fmt.Sprintf("/v1/stories/%d?limit=101", ids[0]), "limit"},
+		{fmt.Sprintf("/v1/stories/%d?paginate=false&limit=3", ids[0]), "paginate"},
+		{fmt.Sprintf("/v1/stories/%d?paginate=no", ids[0]), "paginate"},
+		{fmt.Sprintf("/v1/stories/%d?cursor=%s", other, firstCursor), "cursor"},
+		{fmt.Sprintf("/v1/stories/%d?cursor=%s", ids[0], *list.env.Pagination.NextCursor), "cursor"},
+	} {
+		r := a.get(t, c.path, a.pro)
+		if r.StatusCode != 400 || r.env.Error == nil || !strings.Contains(r.env.Error.Message, c.param) {
+			t.Errorf("%s: %d %s; want 400 naming %q", c.path, r.StatusCode, r.plain, c.param)
+		}
+	}
+}

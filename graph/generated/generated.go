@@ -318,16 +318,17 @@ type ComplexityRoot struct {
 	}
 
 	Story struct {
-		Coins       func(childComplexity int) int
-		FirstSeenAt func(childComplexity int) int
-		Headline    func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Items       func(childComplexity int, first *int) int
-		LastSeenAt  func(childComplexity int) int
-		Panes       func(childComplexity int) int
-		Size        func(childComplexity int) int
-		Sources     func(childComplexity int) int
-		UID         func(childComplexity int) int
+		Coins           func(childComplexity int) int
+		FirstSeenAt     func(childComplexity int) int
+		Headline        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Items           func(childComplexity int, first *int) int
+		ItemsConnection func(childComplexity int, first *int, after *string) int
+		LastSeenAt      func(childComplexity int) int
+		Panes           func(childComplexity int) int
+		Size            func(childComplexity int) int
+		Sources         func(childComplexity int) int
+		UID             func(childComplexity int) int
 	}
 
 	StoryConnection struct {
@@ -337,6 +338,17 @@ type ComplexityRoot struct {
 	}
 
 	StoryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	StoryItemConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	StoryItemEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
@@ -392,6 +404,7 @@ type QueryResolver interface {
 }
 type StoryResolver interface {
 	Items(ctx context.Context, obj *db.Story, first *int) ([]model.StoryItem, error)
+	ItemsConnection(ctx context.Context, obj *db.Story, first *int, after *string) (*model.StoryItemConnection, error)
 }
 type SubscriptionResolver interface {
 	PostAdded(ctx context.Context, source *string, since *time.Time, coins []string, q *string, collapse *model.Collapse) (<-chan *db.Post, error)
@@ -1629,6 +1642,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Story.Items(childComplexity, args["first"].(*int)), true
+	case "Story.itemsConnection":
+		if e.ComplexityRoot.Story.ItemsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Story_itemsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Story.ItemsConnection(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Story.lastSeenAt":
 		if e.ComplexityRoot.Story.LastSeenAt == nil {
 			break
@@ -1691,6 +1715,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StoryEdge.Node(childComplexity), true
+
+	case "StoryItemConnection.edges":
+		if e.ComplexityRoot.StoryItemConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryItemConnection.Edges(childComplexity), true
+	case "StoryItemConnection.nodes":
+		if e.ComplexityRoot.StoryItemConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryItemConnection.Nodes(childComplexity), true
+	case "StoryItemConnection.pageInfo":
+		if e.ComplexityRoot.StoryItemConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryItemConnection.PageInfo(childComplexity), true
+
+	case "StoryItemEdge.cursor":
+		if e.ComplexityRoot.StoryItemEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryItemEdge.Cursor(childComplexity), true
+	case "StoryItemEdge.node":
+		if e.ComplexityRoot.StoryItemEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StoryItemEdge.Node(childComplexity), true
 
 	case "Subscription.firehoseMessageAdded":
 		if e.ComplexityRoot.Subscription.FirehoseMessageAdded == nil {
@@ -2540,6 +2596,36 @@ type Story {
   panes: [Pane!]!
   "Its items, oldest first; at most ` + "`" + `first` + "`" + ` of them (1 to 100) when given."
   items("At most this many items, 1 to 100; all when absent." first: Int): [StoryItem!]!
+  """
+  Its items, oldest first, a page at a time: at most ` + "`" + `first` + "`" + ` of them after
+  the cursor ` + "`" + `after` + "`" + `, with the cursor of each, so that a story of thousands
+  of items is read in pages of a bounded size. A cursor is bound to its
+  story: another story's gives a BAD_USER_INPUT error naming ` + "`" + `after` + "`" + `.
+  """
+  itemsConnection(
+    "Page size, 1 to 100; all the items (after ` + "`" + `after` + "`" + `) when absent, as ` + "`" + `items` + "`" + `."
+    first: Int
+    "Cursor of the edge after which the page starts (later items)."
+    after: String
+  ): StoryItemConnection!
+}
+
+"A page of a story's items, oldest first."
+type StoryItemConnection {
+  "The items of the page with their cursors."
+  edges: [StoryItemEdge!]!
+  "The items of the page (the edges' nodes, without cursors)."
+  nodes: [StoryItem!]!
+  "Where the page is in the story; ` + "`" + `hasNextPage` + "`" + ` says whether later items follow. Pages go forward only."
+  pageInfo: PageInfo!
+}
+
+"An item of a story and its cursor."
+type StoryItemEdge {
+  "Cursor of this item, valid as ` + "`" + `after` + "`" + ` of the same story's ` + "`" + `itemsConnection` + "`" + `."
+  cursor: String!
+  "The item."
+  node: StoryItem!
 }
 
 "An item of a story: a curated post or a firehose message."
@@ -3460,6 +3546,8 @@ func (ec *executionContext) childFields_Story(ctx context.Context, field graphql
 		return ec.fieldContext_Story_panes(ctx, field)
 	case "items":
 		return ec.fieldContext_Story_items(ctx, field)
+	case "itemsConnection":
+		return ec.fieldContext_Story_itemsConnection(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Story", field.Name)
 }
@@ -3484,6 +3572,28 @@ func (ec *executionContext) childFields_StoryEdge(ctx context.Context, field gra
 		return ec.fieldContext_StoryEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StoryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_StoryItemConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_StoryItemConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_StoryItemConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_StoryItemConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StoryItemConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_StoryItemEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_StoryItemEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_StoryItemEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StoryItemEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4363,6 +4473,28 @@ func (ec *executionContext) field_Query_story_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Story_itemsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -9663,6 +9795,50 @@ func (ec *executionContext) fieldContext_Story_items(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Story_itemsConnection(ctx context.Context, field graphql.CollectedField, obj *db.Story) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Story_itemsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Story().ItemsConnection(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StoryItemConnection) graphql.Marshaler {
+			return ec.marshalNStoryItemConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Story_itemsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Story",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StoryItemConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Story_itemsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _StoryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.StoryConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9812,6 +9988,139 @@ func (ec *executionContext) fieldContext_StoryEdge_node(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _StoryItemConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.StoryItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryItemConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.StoryItemEdge) graphql.Marshaler {
+			return ec.marshalNStoryItemEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryItemConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoryItemConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StoryItemEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoryItemConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.StoryItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryItemConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.StoryItem) graphql.Marshaler {
+			return ec.marshalNStoryItem2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryItemConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoryItemConnection", field, false, false, errors.New("field of type StoryItem does not have child fields"))
+}
+
+func (ec *executionContext) _StoryItemConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.StoryItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryItemConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryItemConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StoryItemConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StoryItemEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.StoryItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryItemEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryItemEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoryItemEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StoryItemEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.StoryItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StoryItemEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.StoryItem) graphql.Marshaler {
+			return ec.marshalNStoryItem2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StoryItemEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StoryItemEdge", field, false, false, errors.New("field of type StoryItem does not have child fields"))
 }
 
 func (ec *executionContext) _Subscription_postAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -13640,6 +13949,44 @@ func (ec *executionContext) _Story(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "itemsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Story_itemsConnection(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13733,6 +14080,100 @@ func (ec *executionContext) _StoryEdge(ctx context.Context, sel ast.SelectionSet
 			}
 		case "node":
 			out.Values[i] = ec._StoryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var storyItemConnectionImplementors = []string{"StoryItemConnection"}
+
+func (ec *executionContext) _StoryItemConnection(ctx context.Context, sel ast.SelectionSet, obj *model.StoryItemConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, storyItemConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StoryItemConnection")
+		case "edges":
+			out.Values[i] = ec._StoryItemConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._StoryItemConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._StoryItemConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var storyItemEdgeImplementors = []string{"StoryItemEdge"}
+
+func (ec *executionContext) _StoryItemEdge(ctx context.Context, sel ast.SelectionSet, obj *model.StoryItemEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, storyItemEdgeImplementors)
+	if plainSelectionStoryItemEdge(fields) && plainValueStoryItemEdge(fields, obj) {
+		return &plainStoryItemEdge{ec: ec, ctx: ctx, fields: fields, obj: obj}
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StoryItemEdge")
+		case "cursor":
+			out.Values[i] = ec._StoryItemEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._StoryItemEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16688,6 +17129,68 @@ func (p *plainStoryEdge) MarshalGQL(w io.Writer) {
 	}
 }
 
+// plainSelectionStoryItemEdge reports whether every field selected of a StoryItemEdge
+// is plain: read straight from the Go value, never null where the schema
+// forbids it, never deferred.
+func plainSelectionStoryItemEdge(fields []graphql.CollectedField) bool {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return false
+		}
+		switch fields[i].Name {
+		case "__typename", "cursor":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainValueStoryItemEdge reports whether obj has a value for every selected
+// non-null field that Go could hold as nil.
+func plainValueStoryItemEdge(fields []graphql.CollectedField, obj *model.StoryItemEdge) bool {
+	_, _ = fields, obj
+	return true
+}
+
+// plainStoryItemEdge writes the selected fields of a StoryItemEdge whose selection
+// is plain.
+type plainStoryItemEdge struct {
+	ec     *executionContext
+	ctx    context.Context
+	fields []graphql.CollectedField
+	obj    *model.StoryItemEdge
+	// nested holds the sub-selections of nested plain fields, by index.
+	nested [][]graphql.CollectedField
+	// followers is, for the first object of a list, how many follow it:
+	// once it is written, room is made for them all at its size.
+	followers int
+}
+
+func (p *plainStoryItemEdge) MarshalGQL(w io.Writer) {
+	obj := p.obj
+	b := append(plainBuffer(w), '{')
+	for i := range p.fields {
+		field := &p.fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = scalar.AppendString(b, field.Alias)
+		b = append(b, ':')
+		switch field.Name {
+		case "__typename":
+			b = append(b, "\"StoryItemEdge\""...)
+		case "cursor":
+			b = scalar.AppendString(b, obj.Cursor)
+		}
+	}
+	b = append(b, '}')
+	w.Write(b)
+	if buf, ok := w.(*bytes.Buffer); ok && p.followers > 0 {
+		buf.Grow(p.followers * len(b))
+	}
+}
+
 // plainSelection__Directive reports whether every field selected of a __Directive
 // is plain: read straight from the Go value, never null where the schema
 // forbids it, never deferred.
@@ -18609,6 +19112,59 @@ func (ec *executionContext) marshalNStoryItem2ᚕgithubᚗcomᚋfeedapiᚋfeedap
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStoryItem2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStoryItemConnection2ᚖgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemConnection(ctx context.Context, sel ast.SelectionSet, v *model.StoryItemConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StoryItemConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStoryItemEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemEdge(ctx context.Context, sel ast.SelectionSet, v model.StoryItemEdge) graphql.Marshaler {
+	return ec._StoryItemEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStoryItemEdge2ᚕgithubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.StoryItemEdge) graphql.Marshaler {
+	if fields := graphql.CollectFields(ec.OperationContext, sel, storyItemEdgeImplementors); plainSelectionStoryItemEdge(fields) {
+		ret := make(graphql.Array, len(v))
+		plain := make([]plainStoryItemEdge, len(v))
+		if len(v) > 0 {
+			plain[0].followers = len(v) - 1
+		}
+		for i := range v {
+			if plainValueStoryItemEdge(fields, &v[i]) {
+				plain[i].ec, plain[i].ctx, plain[i].fields, plain[i].obj = ec, ctx, fields, &v[i]
+				ret[i] = &plain[i]
+				continue
+			}
+			// gqlgen's path, with the element's index in error paths.
+			ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i, Result: &v[i]})
+			ret[i] = ec.marshalNStoryItemEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemEdge(ctx, sel, v[i])
+		}
+		for _, e := range ret {
+			if e == graphql.Null {
+				return graphql.Null
+			}
+		}
+		return ret
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStoryItemEdge2githubᚗcomᚋfeedapiᚋfeedapiᚋgraphᚋmodelᚐStoryItemEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

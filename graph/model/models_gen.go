@@ -274,6 +274,24 @@ type StoryEdge struct {
 	Node *db.Story `json:"node"`
 }
 
+// A page of a story's items, oldest first.
+type StoryItemConnection struct {
+	// The items of the page with their cursors.
+	Edges []StoryItemEdge `json:"edges"`
+	// The items of the page (the edges' nodes, without cursors).
+	Nodes []StoryItem `json:"nodes"`
+	// Where the page is in the story; `hasNextPage` says whether later items follow. Pages go forward only.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// An item of a story and its cursor.
+type StoryItemEdge struct {
+	// Cursor of this item, valid as `after` of the same story's `itemsConnection`.
+	Cursor string `json:"cursor"`
+	// The item.
+	Node StoryItem `json:"node"`
+}
+
 // Live updates over the websocket (graphql-transport-ws) or SSE transport of
 // `/graphql`, internal keys only. Each subscription sends every matching item
 // that becomes visible after it starts, exactly once, in the order of the

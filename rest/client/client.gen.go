@@ -1664,7 +1664,7 @@ type Story struct {
 	// Id Numeric id.
 	Id int64 `json:"id"`
 
-	// Items Its items, oldest first: the first `items` of them in the list, all of them in `/v1/stories/{id}`.
+	// Items Its items, oldest first: the first `items` of them in the list; in `/v1/stories/{id}` all of them, or the page of them it asks for with `limit` and `cursor`.
 	Items []StoryItem `json:"items"`
 
 	// LastSeenAt Creation time of its latest item: the list's order. UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`.
@@ -1822,8 +1822,8 @@ type StoryResponse struct {
 	// Meta Facts about the response.
 	Meta Meta `json:"meta"`
 
-	// Pagination Always null: this response is not paginated.
-	Pagination any `json:"pagination"`
+	// Pagination Null unless asked for: with `limit`, `cursor` or `paginate=true`, the story's `items` are a page of them, and this says how to read the later ones (`next_cursor` for `cursor`).
+	Pagination *Pagination `json:"pagination"`
 }
 
 // Tier The tier of an API key.
@@ -1919,11 +1919,20 @@ type StoryID = int64
 // StoryIncludeBody defines model for StoryIncludeBody.
 type StoryIncludeBody = bool
 
+// StoryItemCursor defines model for StoryItemCursor.
+type StoryItemCursor = string
+
+// StoryItemLimit defines model for StoryItemLimit.
+type StoryItemLimit = int
+
 // StoryItems defines model for StoryItems.
 type StoryItems = int
 
 // StoryLimit defines model for StoryLimit.
 type StoryLimit = int
+
+// StoryPaginate defines model for StoryPaginate.
+type StoryPaginate = bool
 
 // StoryPane defines model for StoryPane.
 type StoryPane string
@@ -2576,6 +2585,15 @@ type GetStoryParams struct {
 	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *StoryIncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
 
+	// Limit Items a page, an integer from 1 to 100; out of range gives 400 (never clamped). Asks for the items a page at a time (50 a page when only `paginate` or `cursor` is given); without any of `limit`, `cursor` and `paginate`, all the items come at once.
+	Limit *StoryItemLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The previous page's `pagination.next_cursor`, passed back as is: the page of the story's items after it. Opaque and bound to the story that issued it: an undecodable, tampered or another story's cursor gives 400.
+	Cursor *StoryItemCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Paginate Whether the items come a page at a time (`limit` of them, else 50), with `pagination` (`{next_cursor, has_more}`) to read the later ones; `limit` and `cursor` imply it, and `paginate=false` with either gives 400. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive, and anything else gives 400.
+	Paginate *StoryPaginate `form:"paginate,omitempty" json:"paginate,omitempty"`
+
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
@@ -2584,6 +2602,15 @@ type GetStoryParams struct {
 type HeadGetStoryParams struct {
 	// IncludeBody Whether the items carry `body`. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive (`TRUE`), and anything else gives 400.
 	IncludeBody *StoryIncludeBody `form:"include_body,omitempty" json:"include_body,omitempty"`
+
+	// Limit Items a page, an integer from 1 to 100; out of range gives 400 (never clamped). Asks for the items a page at a time (50 a page when only `paginate` or `cursor` is given); without any of `limit`, `cursor` and `paginate`, all the items come at once.
+	Limit *StoryItemLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The previous page's `pagination.next_cursor`, passed back as is: the page of the story's items after it. Opaque and bound to the story that issued it: an undecodable, tampered or another story's cursor gives 400.
+	Cursor *StoryItemCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Paginate Whether the items come a page at a time (`limit` of them, else 50), with `pagination` (`{next_cursor, has_more}`) to read the later ones; `limit` and `cursor` imply it, and `paginate=false` with either gives 400. A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive, and anything else gives 400.
+	Paginate *StoryPaginate `form:"paginate,omitempty" json:"paginate,omitempty"`
 
 	// IfNoneMatch An `ETag` of an earlier response; while it matches, the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
@@ -3255,7 +3282,7 @@ type ClientInterface interface {
 
 	// GetStory Get a story with all its items
 	//
-	// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+	// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first, and `pagination` null. A story can hold thousands of items: `limit`, `cursor` or `paginate=true` ask for its items a page at a time instead, the story's fields on every page and `pagination` saying how to read its later items.
 	//
 	// Corresponds with GET /v1/stories/{id} (the `GetStory` operationId).
 	GetStory(ctx context.Context, id StoryID, params *GetStoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4073,7 +4100,7 @@ func (c *Client) HeadListStories(ctx context.Context, params *HeadListStoriesPar
 
 // GetStory Get a story with all its items
 //
-// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first, and `pagination` null. A story can hold thousands of items: `limit`, `cursor` or `paginate=true` ask for its items a page at a time instead, the story's fields on every page and `pagination` saying how to read its later items.
 //
 // Corresponds with GET /v1/stories/{id} (the `GetStory` operationId).
 func (c *Client) GetStory(ctx context.Context, id StoryID, params *GetStoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7772,6 +7799,42 @@ func NewGetStoryRequest(server string, id StoryID, params *GetStoryParams) (*htt
 
 		}
 
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Paginate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "paginate", *params.Paginate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7839,6 +7902,42 @@ func NewHeadGetStoryRequest(server string, id StoryID, params *HeadGetStoryParam
 		if params.IncludeBody != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_body", *params.IncludeBody, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Paginate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "paginate", *params.Paginate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8346,7 +8445,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetStoryWithResponse Get a story with all its items
 	//
-	// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+	// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first, and `pagination` null. A story can hold thousands of items: `limit`, `cursor` or `paginate=true` ask for its items a page at a time instead, the story's fields on every page and `pagination` saying how to read its later items.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16685,7 +16784,7 @@ func (c *ClientWithResponses) HeadListStoriesWithResponse(ctx context.Context, p
 
 // GetStoryWithResponse Get a story with all its items
 //
-// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.
+// One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first, and `pagination` null. A story can hold thousands of items: `limit`, `cursor` or `paginate=true` ask for its items a page at a time instead, the story's fields on every page and `pagination` saying how to read its later items.
 //
 // Returns a wrapper object for the known response body format(s).
 //

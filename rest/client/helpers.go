@@ -146,6 +146,26 @@ func (c *ClientWithResponses) AllStories(ctx context.Context, params ListStories
 	})
 }
 
+// AllStoryItems yields every item of story id, oldest first, page after
+// page (params.Limit items each, else the server's default), so that a
+// story of thousands of items is never one answer; see AllPosts.
+func (c *ClientWithResponses) AllStoryItems(ctx context.Context, id int64, params GetStoryParams, editors ...RequestEditorFn) iter.Seq2[StoryItem, error] {
+	start := params.Cursor
+	paginate := StoryPaginate(true)
+	params.Paginate = &paginate
+	return pages(func(cursor *string) ([]StoryItem, *Pagination, error) {
+		params.Cursor = first(cursor, start)
+		r, err := c.GetStoryWithResponse(ctx, id, &params, editors...)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.JSON200 == nil || r.JSON200.Pagination == nil {
+			return nil, nil, errorOf(r.StatusCode(), r.Body)
+		}
+		return r.JSON200.Data.Items, r.JSON200.Pagination, nil
+	})
+}
+
 // first returns the page cursor once the walk has one, else the start.
 func first(cursor, start *string) *string {
 	if cursor != nil {

@@ -31,7 +31,16 @@ const (
 	// asked for it (PagingParam true, or a cursor): a list that was not
 	// paginated before keeps its answer for the clients that do not ask.
 	OptionalPage
+	// PagedItem: like Item, whose "items" member is a connection (its
+	// last member, pageInfo before the nodes aliased "data"): data shows
+	// the nodes as items, and pagination comes from its pageInfo when the
+	// client asked for it, as OptionalPage.
+	PagedItem
 )
+
+// Named reports whether the shape is of one resource named by the path
+// id, whose absence is a 404.
+func (s Shape) Named() bool { return s == Item || s == PagedItem }
 
 // Tiers are the tiers of API keys; every keyed /v1 endpoint is open to
 // all of them.
@@ -46,7 +55,7 @@ type Endpoint struct {
 	Params []Param // accepted query parameters, in the order they are checked and documented
 	Shape  Shape
 	Tiers  []string                   // the tiers it is open to (nil: Tiers)
-	Kind   string                     // Item: the resource named in a 404 ("post")
+	Kind   string                     // Item, PagedItem: the resource named in a 404 ("post")
 	Units  string                     // meta.units, if any
 	Check  func(map[string]any) error // cross-parameter rule, if any
 	Poll   string                     // the poll cache's kind of its first pages, if polled
@@ -59,7 +68,7 @@ type Endpoint struct {
 	Tag         string
 	Response    string // component schema of the 200 body
 	OK          string // description of the 200 answer
-	PathID      string // Item: component of the path id parameter
+	PathID      string // Item, PagedItem: component of the path id parameter
 
 	// Stream, if set, is the SSE endpoint that follows this list.
 	Stream *Stream

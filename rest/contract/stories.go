@@ -3,6 +3,7 @@ package contract
 import (
 	"fmt"
 
+	"github.com/feedapi/feedapi/graph/apperr"
 	"github.com/feedapi/feedapi/graph/limits"
 )
 
@@ -49,11 +50,51 @@ func storyEndpoints() []Endpoint {
 			Response: "StoriesPage", OK: "A page of stories.",
 		},
 		{
-			Path: "/v1/stories/{id}", Query: "story", Shape: Item, Kind: "story",
-			Params:      []Param{includeBody},
+			Path: "/v1/stories/{id}", Query: "story", Shape: PagedItem, Kind: "story",
+			Params:      append([]Param{includeBody}, storyItemPaging()...),
+			Check:       StoryItemPages,
 			OperationID: "getStory", Summary: "Get a story with all its items", Tag: TagStories,
-			Description: "One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first.",
-			Response:    "StoryResponse", OK: "The story.", PathID: "StoryID",
+			Description: "One story by its numeric `id` (the number of an item's `story.uid`), with all its items, oldest first, and `pagination` null. " +
+				"A story can hold thousands of items: `limit`, `cursor` or `paginate=true` ask for its items a page at a time instead, " +
+				"the story's fields on every page and `pagination` saying how to read its later items.",
+			Response: "StoryResponse", OK: "The story.", PathID: "StoryID",
 		},
 	}
+}
+
+// storyItemPaging are the parameters that page the items of one story.
+func storyItemPaging() []Param {
+	limit := Limit("StoryItemLimit", fmt.Sprintf("Items a page, an integer from %d to %d; out of range gives 400 (never clamped). "+
+		"Asks for the items a page at a time (%d a page when only `paginate` or `cursor` is given); without any of `limit`, `cursor` and `paginate`, all the items come at once.",
+		limits.PageMin, limits.PageMax, limits.PageDefault), limits.PageMax, limits.PageDefault)
+	limit.Default, limit.Schema.Default = nil, nil
+	cursor := Cursor()
+	cursor.Component = "StoryItemCursor"
+	cursor.Description = "The previous page's `pagination.next_cursor`, passed back as is: the page of the story's items after it. " +
+		"Opaque and bound to the story that issued it: an undecodable, tampered or another story's cursor gives 400."
+	paginate := Paginate()
+	paginate.Component = "StoryPaginate"
+	paginate.Description = "Whether the items come a page at a time (`limit` of them, else " + fmt.Sprint(limits.PageDefault) +
+		"), with `pagination` (`{next_cursor, has_more}`) to read the later ones; `limit` and `cursor` imply it, and `paginate=false` with either gives 400. " +
+		"A boolean: `true` or `false`; the server also takes `1` and `0`, case-insensitive, and anything else gives 400."
+	return []Param{limit, cursor, paginate}
+}
+
+// StoryItemPages decides whether /v1/stories/{id} pages the story's
+// items: when asked with paginate=true, a limit or a cursor. It then sets
+// PagingParam and a page size (limits.PageDefault unless a limit is
+// given); paginate=false with a limit or a cursor is refused.
+func StoryItemPages(vars map[string]any) error {
+	_, limited := vars["first"]
+	asked := limited || vars["after"] != nil
+	if vars[PagingParam] == false && asked {
+		return apperr.Invalid(PagingParam, "paginate cannot be false with limit or cursor: they ask for the story's items a page at a time")
+	}
+	if vars[PagingParam] == true || asked {
+		vars[PagingParam] = true
+		if !limited {
+			vars["first"] = limits.PageDefault
+		}
+	}
+	return nil
 }

@@ -66,7 +66,7 @@ func operation(ep contract.Endpoint) *openapi3.Operation {
 	params = append(params, paramsOf(ep.Params)...)
 	params = append(params, paramRefs("IfNoneMatch")...)
 	var extra []string
-	if ep.Shape == contract.Item {
+	if ep.Shape.Named() {
 		extra = append(extra, "404")
 	}
 	rs := keyedResponses(success(ep.OK, ep.Response, true), extra...)

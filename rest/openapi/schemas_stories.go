@@ -56,10 +56,13 @@ func storySchemas(s openapi3.Schemas) {
 		"sources":       set(str(""), "The distinct source labels of its items, sorted."),
 		"coins":         set(patterned(contract.TickerPattern, ""), "The union of its items' coins, sorted."),
 		"panes":         set(enum("", panes...), "The panes of its firehose messages, sorted."),
-		"items":         arrayOf(ref("StoryItem"), "Its items, oldest first: the first `items` of them in the list, all of them in `/v1/stories/{id}`."),
+		"items":         arrayOf(ref("StoryItem"), "Its items, oldest first: the first `items` of them in the list; in `/v1/stories/{id}` all of them, or the page of them it asks for with `limit` and `cursor`."),
 	}, "uid", "id", "headline", "first_seen_at", "last_seen_at", "size", "sources", "coins", "panes", "items")
 	s["StoriesPage"] = envelope(arrayOf(ref("Story"), ""), true, "Meta")
-	s["StoryResponse"] = envelope(ref("Story"), false, "Meta")
+	story := envelope(ref("Story"), false, "Meta")
+	story.Value.Properties["pagination"] = anyOf("Null unless asked for: with `limit`, `cursor` or `paginate=true`, the story's `items` are a page of them, and this says how to read the later ones (`next_cursor` for `cursor`).",
+		ref("Pagination"), null())
+	s["StoryResponse"] = story
 
 	s["SourceDelay"] = object("How late a source's items arrived over the last 24 hours.", props{
 		"feed":      enum("The list of the source.", "posts", "firehose"),
