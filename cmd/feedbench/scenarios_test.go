@@ -91,7 +91,7 @@ func TestStoryScenarios(t *testing.T) {
 	for _, s := range group {
 		names = append(names, s.name)
 	}
-	want := []string{"stories-first", "stories-pane", "stories-coins", "stories-q", "stories-since", "stories-deep", "story-one",
+	want := []string{"stories-first", "stories-pane", "stories-coins", "stories-q", "stories-since", "stories-deep", "story-one", "story-one-page", "story-one-page-last",
 		"firehose-collapse", "firehose-collapse-pane", "firehose-collapse-deep", "firehose-collapse-pane-deep",
 		"posts-collapse", "posts-collapse-source", "posts-collapse-deep"}
 	if !slices.Equal(names, want) {

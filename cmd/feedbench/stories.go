@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strconv"
 	"time"
@@ -31,6 +32,10 @@ var storyScenarios = []scenario{
 		prepare: prepStoriesDeep, group: "stories", optIn: true},
 	{name: "story-one", doc: "GET /v1/stories/ID, round-robin over the newest 100 stories of several items",
 		prepare: prepStoryOne, group: "stories", optIn: true},
+	{name: "story-one-page", doc: "GET /v1/stories/ID?paginate=true, the first page of items (50) of the same stories",
+		prepare: prepStoryOnePage(false), group: "stories", optIn: true},
+	{name: "story-one-page-last", doc: "GET /v1/stories/ID?paginate=true&cursor=C, the last page of items (50) of the same stories",
+		prepare: prepStoryOnePage(true), group: "stories", optIn: true},
 	{name: "firehose-collapse", doc: "GET /v1/firehose?collapse=story, the first page",
 		prepare: static("/v1/firehose", "collapse", "story"), group: "stories", optIn: true},
 	{name: "firehose-collapse-pane", doc: "GET /v1/firehose?collapse=story&pane=twitter",
@@ -106,17 +111,22 @@ func prepStoriesDeep(ctx context.Context, d *discovery) (nextFunc, error) {
 	return roundRobin(d.get("/v1/stories", url.Values{"cursor": {cursor}})), nil
 }
 
-func prepStoryOne(ctx context.Context, d *discovery) (nextFunc, error) {
-	var targets []vegeta.Target
+// storyItemsPage is the page size of the story-one-page scenarios: the
+// server's default.
+const storyItemsPage = 50
+
+// newestStories returns the ids of the newest 100 stories of several items.
+func (d *discovery) newestStories(ctx context.Context) ([]int64, error) {
+	var ids []int64
 	cursor := ""
-	for len(targets) < 100 {
+	for len(ids) < 100 {
 		page, err := d.storiesPage(ctx, cursor)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range page.Stories.Nodes {
-			if s.Size > 1 && len(targets) < 100 {
-				targets = append(targets, d.get("/v1/stories/"+strconv.FormatInt(s.ID, 10), nil))
+			if s.Size > 1 && len(ids) < 100 {
+				ids = append(ids, s.ID)
 			}
 		}
 		if !page.Stories.PageInfo.HasNextPage {
@@ -124,10 +134,56 @@ func prepStoryOne(ctx context.Context, d *discovery) (nextFunc, error) {
 		}
 		cursor = page.Stories.PageInfo.EndCursor
 	}
-	if len(targets) == 0 {
+	if len(ids) == 0 {
 		return nil, skip("no story of several items")
 	}
+	return ids, nil
+}
+
+func prepStoryOne(ctx context.Context, d *discovery) (nextFunc, error) {
+	ids, err := d.newestStories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	targets := make([]vegeta.Target, len(ids))
+	for i, id := range ids {
+		targets[i] = d.get("/v1/stories/"+strconv.FormatInt(id, 10), nil)
+	}
 	return roundRobin(targets...), nil
+}
+
+// prepStoryOnePage returns the prepare function of a page of items of
+// each of the newest stories: the first, or the last (the page after the
+// cursor of the item storyItemsPage+1 from the end, read from all of the
+// story's cursors at once).
+func prepStoryOnePage(last bool) func(context.Context, *discovery) (nextFunc, error) {
+	return func(ctx context.Context, d *discovery) (nextFunc, error) {
+		ids, err := d.newestStories(ctx)
+		if err != nil {
+			return nil, err
+		}
+		targets := make([]vegeta.Target, len(ids))
+		for i, id := range ids {
+			q := url.Values{"paginate": {"true"}}
+			if last {
+				var out struct {
+					Story struct {
+						ItemsConnection struct {
+							Edges []struct{ Cursor string } `json:"edges"`
+						} `json:"itemsConnection"`
+					} `json:"story"`
+				}
+				if err := d.graphql(ctx, fmt.Sprintf("{ story(id: %d) { itemsConnection { edges { cursor } } } }", id), &out); err != nil {
+					return nil, err
+				}
+				if edges := out.Story.ItemsConnection.Edges; len(edges) > storyItemsPage {
+					q.Set("cursor", edges[len(edges)-storyItemsPage-1].Cursor)
+				}
+			}
+			targets[i] = d.get("/v1/stories/"+strconv.FormatInt(id, 10), q)
+		}
+		return roundRobin(targets...), nil
+	}
 }
 
 func prepPostsCollapseSource(ctx context.Context, d *discovery) (nextFunc, error) {
