@@ -88,6 +88,24 @@ func TestClientStories(t *testing.T) {
 		if s.Id != id || s.Size != size || !slices.Equal(got, want) {
 			t.Errorf("story %d: id %d, size %d, items %v; want size %d, items %v", id, s.Id, s.Size, got, size, want)
 		}
+		if r.JSON200.Pagination != nil {
+			t.Errorf("story %d whole: pagination %+v, want null", id, r.JSON200.Pagination)
+		}
+		// The same items a page at a time.
+		var paged []int64
+		for it, err := range c.AllStoryItems(ctx, id, feedclient.GetStoryParams{Limit: ptr(7), IncludeBody: ptr(false)}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := it.AsStoryFirehoseMessage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			paged = append(paged, m.Id) // a post's id is read alike
+		}
+		if !slices.Equal(paged, want) {
+			t.Errorf("story %d page by page: %v, want %v", id, paged, want)
+		}
 		nf, err := c.GetStoryWithResponse(ctx, 999_999_999, nil)
 		if err != nil {
 			t.Fatal(err)
