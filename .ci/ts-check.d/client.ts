@@ -109,6 +109,23 @@ async function main(): Promise<void> {
     const where = item.type === "Post" ? `post ${item.id}` : `message ${item.id} in ${item.pane}`;
     if (item.story?.uid !== told.uid) throw new Error(`${where} of ${told.uid} names ${JSON.stringify(item.story)}`);
   }
+  if (story.data.pagination !== null) throw new Error(`${told.uid} whole has pagination ${JSON.stringify(story.data.pagination)}`);
+  // The same story a page of one item at a time, through its cursors.
+  const storyPaged: string[] = [];
+  let itemCursor: string | undefined;
+  for (let pages = 0; ; pages++) {
+    if (pages > story.data.data.items.length) throw new Error(`${told.uid}: more pages than items`);
+    const page = await api.GET("/v1/stories/{id}", { params: { path: { id: told.id }, query: { include_body: false, limit: 1, cursor: itemCursor } } });
+    if (page.error) throw new Error(page.error.error.message);
+    check("StoryResponse", page.data);
+    storyPaged.push(...page.data.data.items.map((it) => it.uid));
+    const p = page.data.pagination;
+    if (p === null) throw new Error(`${told.uid} with limit=1 has no pagination`);
+    if (!p.has_more || !p.next_cursor) break;
+    itemCursor = p.next_cursor;
+  }
+  const whole = story.data.data.items.map((it) => it.uid);
+  if (storyPaged.join() !== whole.join()) throw new Error(`${told.uid} page by page ${storyPaged} differs from whole ${whole}`);
   const collapsed = await api.GET("/v1/firehose", { params: { query: { collapse: "story", limit: 100 } } });
   if (collapsed.error) throw new Error(collapsed.error.error.message);
   check("FirehosePage", collapsed.data);
@@ -213,7 +230,7 @@ async function main(): Promise<void> {
   if (again?.id !== seen[0].id) throw new Error(`GraphQL post ${JSON.stringify(run.data)}`);
 
   console.log(`ts-check: ${checked} responses valid under Ajv 2020-12; ${seen.length} posts walked; brief of ${markdown.length} bytes; ` +
-    `${figures} fund figures walked (fees such as ${fee}%); story ${told.uid} of ${story.data.data.items.length} items; ` +
+    `${figures} fund figures walked (fees such as ${fee}%); story ${told.uid} of ${story.data.data.items.length} items, the same page by page; ` +
     `${uids.size} stories in a collapsed firehose page; graphql-js takes post(id: 2147483648)`);
 }
 
