@@ -57,7 +57,7 @@ type Endpoint struct {
 	Tiers  []string                   // the tiers it is open to (nil: Tiers)
 	Kind   string                     // Item, PagedItem: the resource named in a 404 ("post")
 	Units  string                     // meta.units, if any
-	Check  func(map[string]any) error // cross-parameter rule, if any
+	Check  func(map[string]any) error // cross-parameter rule, if any; it may complete the variables (StoryItemPages)
 	Poll   string                     // the poll cache's kind of its first pages, if polled
 	ETF    bool                       // offered only where ETF flows are
 
