@@ -133,7 +133,7 @@ func (r *Resolver) storyItems(ctx context.Context, s *db.Story, first *int) ([]m
 	if err != nil {
 		return nil, err
 	}
-	items, err := r.readStoryItems(ctx, s, db.StoryItemsRead{Limit: n})
+	items, _, err := r.readStoryItems(ctx, s, db.StoryItemsRead{Limit: n})
 	if err != nil {
 		return nil, err
 	}
@@ -162,25 +162,25 @@ func (r *Resolver) storyItemsConnection(ctx context.Context, s *db.Story, first 
 		key := storyItemFromCursor(us, pos)
 		rd.After = &key
 	}
-	items, err := r.readStoryItems(ctx, s, rd)
+	items, more, err := r.readStoryItems(ctx, s, rd)
 	if err != nil {
 		return nil, err
 	}
-	more := n > 0 && len(items) > n
-	if more {
-		items = items[:n]
-	}
-	c := &model.StoryItemConnection{Edges: make([]model.StoryItemEdge, len(items)), Nodes: make([]model.StoryItem, len(items)),
+	c := &model.StoryItemConnection{Nodes: make([]model.StoryItem, len(items)),
 		PageInfo: &model.PageInfo{HasNextPage: more, HasPreviousPage: after != nil}}
 	for i, it := range items {
 		c.Nodes[i] = storyItem(it)
-		cur := storyItemCursor(conn, it.Key())
-		c.Edges[i] = model.StoryItemEdge{Cursor: cur, Node: c.Nodes[i]}
-		if i == 0 {
-			c.PageInfo.StartCursor = &cur
-		}
-		if i == len(items)-1 {
-			c.PageInfo.EndCursor = &cur
+	}
+	// As the lists' connections: the cursors of every edge only when the
+	// edges are selected, as a whole story may hold thousands of items.
+	if len(items) > 0 {
+		start, end := storyItemCursor(conn, items[0].Key()), storyItemCursor(conn, items[len(items)-1].Key())
+		c.PageInfo.StartCursor, c.PageInfo.EndCursor = &start, &end
+	}
+	if selects(ctx, "edges") {
+		c.Edges = make([]model.StoryItemEdge, len(items))
+		for i, it := range items {
+			c.Edges[i] = model.StoryItemEdge{Cursor: storyItemCursor(conn, it.Key()), Node: c.Nodes[i]}
 		}
 	}
 	return c, nil
@@ -213,29 +213,30 @@ func storyItem(it db.StoryEntry) model.StoryItem {
 }
 
 // readStoryItems reads the items of s that rd asks for, with the long
-// texts the field being resolved selects, and charges the texts of those
-// shown (not the one Peek reads) to the response. Under a byte budget
-// (readBudget) a story whose selected long texts pass it is not read:
-// boundedRead's error, so that a story (or a page of its items) is either
-// whole or refused, never cut.
-func (r *Resolver) readStoryItems(ctx context.Context, s *db.Story, rd db.StoryItemsRead) ([]db.StoryEntry, error) {
+// texts the field being resolved selects, and returns those shown with
+// whether more follow (the item Peek read beyond them), charging the
+// texts shown to the response. Under a byte budget (readBudget) a story
+// whose selected long texts pass it is not read: boundedRead's error, so
+// that a story (or a page of its items) is either whole or refused, never
+// cut.
+func (r *Resolver) readStoryItems(ctx context.Context, s *db.Story, rd db.StoryItemsRead) ([]db.StoryEntry, bool, error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil && graphql.HasOperationContext(ctx) {
 		rd = storyItemsRead(graphql.GetOperationContext(ctx), fc.Field.Field, rd)
 	}
 	items, err := r.loadersFrom(ctx).itemsOfStory(ctx, s.ID, rd, readBudget(ctx))
 	var tl *db.TooLargeError
 	if errors.As(err, &tl) {
-		return nil, boundedRead(ctx, err, 0, 0, false, "story", storyTexts(rd))
+		return nil, false, boundedRead(ctx, err, 0, 0, false, "story", storyTexts(rd))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("items of story %d: %w", s.ID, err)
+		return nil, false, fmt.Errorf("items of story %d: %w", s.ID, err)
+	}
+	more := rd.Limit > 0 && len(items) > rd.Limit
+	if more {
+		items = items[:rd.Limit]
 	}
 	text := int64(0)
-	shown := items
-	if rd.Limit > 0 && len(shown) > rd.Limit {
-		shown = shown[:rd.Limit]
-	}
-	for _, it := range shown {
+	for _, it := range items {
 		if it.Post != nil {
 			text += it.Post.TextBytes()
 		} else {
@@ -246,9 +247,9 @@ func (r *Resolver) readStoryItems(ctx context.Context, s *db.Story, rd db.StoryI
 	// what the response shows of them.
 	if op, ok := ctx.Value(operationKey{}).(*operationState); ok && op.text.Add(text) > op.limit && !op.cut {
 		op.stop(errResponseTooLarge)
-		return nil, errResponseTooLarge
+		return nil, false, errResponseTooLarge
 	}
-	return items, nil
+	return items, more, nil
 }
 
 // storyItemsRead returns rd with the long texts omitted that the items
@@ -275,12 +276,13 @@ func storyItemsRead(opCtx *graphql.OperationContext, field *ast.Field, rd db.Sto
 	// typ is the type with what it implements, as the generated code
 	// collects its fields.
 	omit := func(typ []string, optional []optionalColumn) []string {
+		var fields []graphql.CollectedField
+		for _, set := range sets {
+			fields = append(fields, graphql.CollectFields(opCtx, set, typ)...)
+		}
 		var out []string
 		for _, o := range optional {
-			selected := slices.ContainsFunc(sets, func(set ast.SelectionSet) bool {
-				return slices.ContainsFunc(graphql.CollectFields(opCtx, set, typ), func(f graphql.CollectedField) bool { return f.Name == o.field })
-			})
-			if !selected {
+			if !slices.ContainsFunc(fields, func(f graphql.CollectedField) bool { return f.Name == o.field }) {
 				out = append(out, o.column)
 			}
 		}
