@@ -31,11 +31,11 @@ var storyScenarios = []scenario{
 	{name: "stories-deep", doc: "GET /v1/stories?cursor=C, C after " + strconv.Itoa(storiesDeepPages) + " pages of 100 stories",
 		prepare: prepStoriesDeep, group: "stories", optIn: true},
 	{name: "story-one", doc: "GET /v1/stories/ID, round-robin over the newest 100 stories of several items",
-		prepare: prepStoryOne, group: "stories", optIn: true},
+		prepare: prepStoryOne(storyWhole), group: "stories", optIn: true},
 	{name: "story-one-page", doc: "GET /v1/stories/ID?paginate=true, the first page of items (50) of the same stories",
-		prepare: prepStoryOnePage(false), group: "stories", optIn: true},
+		prepare: prepStoryOne(storyFirstPage), group: "stories", optIn: true},
 	{name: "story-one-page-last", doc: "GET /v1/stories/ID?paginate=true&cursor=C, the last page of items (50) of the same stories",
-		prepare: prepStoryOnePage(true), group: "stories", optIn: true},
+		prepare: prepStoryOne(storyLastPage), group: "stories", optIn: true},
 	{name: "firehose-collapse", doc: "GET /v1/firehose?collapse=story, the first page",
 		prepare: static("/v1/firehose", "collapse", "story"), group: "stories", optIn: true},
 	{name: "firehose-collapse-pane", doc: "GET /v1/firehose?collapse=story&pane=twitter",
@@ -140,23 +140,19 @@ func (d *discovery) newestStories(ctx context.Context) ([]int64, error) {
 	return ids, nil
 }
 
-func prepStoryOne(ctx context.Context, d *discovery) (nextFunc, error) {
-	ids, err := d.newestStories(ctx)
-	if err != nil {
-		return nil, err
-	}
-	targets := make([]vegeta.Target, len(ids))
-	for i, id := range ids {
-		targets[i] = d.get("/v1/stories/"+strconv.FormatInt(id, 10), nil)
-	}
-	return roundRobin(targets...), nil
-}
+// storyRead is what a story-one scenario asks of each story.
+type storyRead int
 
-// prepStoryOnePage returns the prepare function of a page of items of
-// each of the newest stories: the first, or the last (the page after the
-// cursor of the item storyItemsPage+1 from the end, read from all of the
-// story's cursors at once).
-func prepStoryOnePage(last bool) func(context.Context, *discovery) (nextFunc, error) {
+const (
+	storyWhole     storyRead = iota // all its items
+	storyFirstPage                  // paginate=true: its first storyItemsPage items
+	storyLastPage                   // its last page: after the cursor of the item storyItemsPage+1 from the end
+)
+
+// prepStoryOne returns the prepare function of the story-one scenarios:
+// GET /v1/stories/ID over the newest stories, each read as read says (the
+// cursors of the last pages read from all of each story's cursors at once).
+func prepStoryOne(read storyRead) func(context.Context, *discovery) (nextFunc, error) {
 	return func(ctx context.Context, d *discovery) (nextFunc, error) {
 		ids, err := d.newestStories(ctx)
 		if err != nil {
@@ -164,8 +160,11 @@ func prepStoryOnePage(last bool) func(context.Context, *discovery) (nextFunc, er
 		}
 		targets := make([]vegeta.Target, len(ids))
 		for i, id := range ids {
-			q := url.Values{"paginate": {"true"}}
-			if last {
+			var q url.Values
+			if read != storyWhole {
+				q = url.Values{"paginate": {"true"}}
+			}
+			if read == storyLastPage {
 				var out struct {
 					Story struct {
 						ItemsConnection struct {
