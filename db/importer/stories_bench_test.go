@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,28 +31,17 @@ import (
 // mode: lines/s without and with stories, and the median over the rounds
 // of the round's ratio with/without (target at least 0.75).
 //
-//	go test ./db/importer -run '^$' -bench ImportStories -benchtime 3x
+//	go test ./db/importer -run '^$' -bench 'ImportStories$' -benchtime 3x
 func BenchmarkImportStories(b *testing.B) {
-	n := 20_000
-	if v := os.Getenv("FEEDAPI_BENCH_LINES"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := benchLines(b)
 	ctx := context.Background()
 	src := bulk(b)
 	if _, err := seed.Run(ctx, src, seed.Options{Posts: max(1, n/2), Firehose: n, Reset: true}, io.Discard); err != nil {
 		b.Fatal(err)
 	}
 	files := map[importer.Kind][]byte{
-		importer.KindFirehose: export(b, src, `SELECT json_strip_nulls(json_build_object('id', id, 'pane', pane, 'source', source,
-			'source_name', source_name, 'name', name, 'username', username, 'title', title, 'body', body,
-			'summary_ai', summary_ai, 'important', important, 'url', url, 'original_source_url', original_source_url,
-			'created_at', created_at))::text FROM firehose_messages ORDER BY created_at, id`),
-		importer.KindPosts: export(b, src, `SELECT json_strip_nulls(json_build_object('id', id, 'source', source,
-			'username', username, 'body', body, 'url', url, 'original_source_url', original_source_url,
-			'created_at', created_at, 'raw', raw))::text FROM posts ORDER BY created_at, id`),
+		importer.KindFirehose: export(b, src, firehoseExport),
+		importer.KindPosts:    export(b, src, postsExport),
 	}
 	for _, kind := range []importer.Kind{importer.KindFirehose, importer.KindPosts} {
 		for _, follow := range []bool{false, true} {
@@ -59,24 +49,144 @@ func BenchmarkImportStories(b *testing.B) {
 			if follow {
 				name = string(kind) + "/follow"
 			}
-			b.Run(name, func(b *testing.B) { benchImportStories(b, kind, files[kind], follow) })
+			b.Run(name, func(b *testing.B) {
+				benchImportStories(b, files[kind], func(stories bool) float64 {
+					bdb := bulk(b)
+					if _, err := bdb.ExecContext(ctx, `TRUNCATE posts, firehose_messages, stories, story_members, story_bands`); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := bdb.ExecContext(ctx, `VACUUM ANALYZE`); err != nil {
+						b.Fatal(err)
+					}
+					rate := importRate(b, bdb, kind, files[kind], follow, stories)
+					if err := bdb.Close(); err != nil {
+						b.Fatal(err)
+					}
+					return rate
+				})
+			})
 		}
 	}
 }
 
-func benchImportStories(b *testing.B, kind importer.Kind, file []byte, follow bool) {
-	lines := bytes.Count(file, []byte("\n"))
+// benchLines is FEEDAPI_BENCH_LINES, 20,000 by default.
+func benchLines(b *testing.B) int {
+	v := os.Getenv("FEEDAPI_BENCH_LINES")
+	if v == "" {
+		return 20_000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("FEEDAPI_BENCH_LINES=%q: want a positive number", v)
+	}
+	return n
+}
+
+// The lines of the benchmarks: the rows of the demo data as NDJSON, in
+// time order.
+const (
+	firehoseExport = `SELECT json_strip_nulls(json_build_object('id', id, 'pane', pane, 'source', source,
+			'source_name', source_name, 'name', name, 'username', username, 'title', title, 'body', body,
+			'summary_ai', summary_ai, 'important', important, 'url', url, 'original_source_url', original_source_url,
+			'created_at', created_at))::text FROM firehose_messages ORDER BY created_at, id`
+	postsExport = `SELECT json_strip_nulls(json_build_object('id', id, 'source', source,
+			'username', username, 'body', body, 'url', url, 'original_source_url', original_source_url,
+			'created_at', created_at, 'raw', raw))::text FROM posts ORDER BY created_at, id`
+)
+
+// BenchmarkImportStoriesSteady is BenchmarkImportStories at the density
+// of the reference data (5,000,000 firehose messages over 28 days,
+// 1,000,000 posts over 84 days) and in the steady state of a writer that
+// has run for a while: the last FEEDAPI_BENCH_LINES firehose messages
+// (default 20,000, about two and a half hours of them) and the last half as
+// many posts (about twenty hours) are imported into a database that holds
+// everything before them, so that the story index holds the window before
+// the first line, as it does for a writer that follows a feed. There most
+// items join a story whose first items are indexed already, where
+// BenchmarkImportStories, whose lines are a few hundred a day, starts a
+// story and indexes it for nearly every line. Each import is undone before
+// the next (the lines' rows, their index rows and the stories they began
+// deleted), and reported as BenchmarkImportStories's.
+//
+//	go test ./db/importer -run '^$' -bench ImportStoriesSteady -benchtime 3x -timeout 60m
+func BenchmarkImportStoriesSteady(b *testing.B) {
+	n := benchLines(b)
+	ctx := context.Background()
+	bdb := bulk(b)
+	const firehoseDays = 3
+	if _, err := seed.Run(ctx, bdb, seed.Options{Posts: 1_000_000, Firehose: firehoseDays * 5_000_000 / 28, FirehoseDays: firehoseDays, Reset: true}, io.Discard); err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range []struct {
+		kind   importer.Kind
+		table  string
+		lines  int
+		export string
+	}{
+		{importer.KindFirehose, "firehose_messages", n, firehoseExport},
+		{importer.KindPosts, "posts", max(1, n/2), postsExport},
+	} {
+		var cut time.Time
+		if err := bdb.NewRaw("SELECT created_at FROM "+k.table+" ORDER BY created_at DESC, id DESC OFFSET ? LIMIT 1", k.lines-1).Scan(ctx, &cut); err != nil {
+			b.Fatal(err)
+		}
+		file := export(b, bdb, strings.Replace(k.export, "ORDER BY", "WHERE created_at >= '"+cut.Format(time.RFC3339Nano)+"' ORDER BY", 1))
+		undo(b, bdb, k.table, cut)
+		for _, follow := range []bool{false, true} {
+			name := string(k.kind) + "/import"
+			if follow {
+				name = string(k.kind) + "/follow"
+			}
+			b.Run(name, func(b *testing.B) {
+				benchImportStories(b, file, func(stories bool) float64 {
+					rate := importRate(b, bdb, k.kind, file, follow, stories)
+					undo(b, bdb, k.table, cut)
+					return rate
+				})
+			})
+		}
+	}
+}
+
+// undo deletes the rows of table created at or after cut, their story
+// index rows and the stories they began, and vacuums: the database as it
+// was before they were imported, but for the growth of the stories they
+// joined.
+func undo(b *testing.B, bdb *bun.DB, table string, cut time.Time) {
+	ctx := context.Background()
+	kind := map[string]string{"posts": "p", "firehose_messages": "f"}[table]
+	for _, q := range []string{
+		"DELETE FROM " + table + " WHERE created_at >= ?",
+		"DELETE FROM story_bands WHERE kind = '" + kind + "' AND seen_at >= ?",
+		"DELETE FROM story_members WHERE kind = '" + kind + "' AND seen_at >= ?",
+		`DELETE FROM stories s WHERE first_seen_at >= ?
+			AND NOT EXISTS (SELECT 1 FROM posts WHERE story_id = s.id) AND NOT EXISTS (SELECT 1 FROM firehose_messages WHERE story_id = s.id)`,
+	} {
+		if _, err := bdb.ExecContext(ctx, q, cut); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := bdb.ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchImportStories runs rounds of two imports of file, one with stories
+// and one without, in alternating order, and reports their rates and
+// ratio; rate imports the file once and returns the lines imported per
+// second.
+func benchImportStories(b *testing.B, file []byte, rate func(stories bool) float64) {
 	var without, with, ratios []float64
 	round := 0
 	for b.Loop() {
 		b.StopTimer()
-		rate := map[bool]float64{}
+		r := map[bool]float64{}
 		for k := range 2 {
 			stories := (round+k)%2 == 0
-			rate[stories] = importRate(b, kind, file, lines, follow, stories)
+			r[stories] = rate(stories)
 		}
-		without, with = append(without, rate[false]), append(with, rate[true])
-		ratios = append(ratios, rate[true]/rate[false])
+		without, with = append(without, r[false]), append(with, r[true])
+		ratios = append(ratios, r[true]/r[false])
 		round++
 		b.StartTimer()
 	}
@@ -86,17 +196,11 @@ func benchImportStories(b *testing.B, kind importer.Kind, file []byte, follow bo
 	b.ReportMetric(slices.Min(ratios), "min-with/without")
 }
 
-// importRate imports file into an emptied database and returns the lines
-// imported per second.
-func importRate(b *testing.B, kind importer.Kind, file []byte, lines int, follow, stories bool) float64 {
+// importRate imports file into bdb and returns the lines imported per
+// second.
+func importRate(b *testing.B, bdb *bun.DB, kind importer.Kind, file []byte, follow, stories bool) float64 {
 	ctx := context.Background()
-	bdb := bulk(b)
-	if _, err := bdb.ExecContext(ctx, `TRUNCATE posts, firehose_messages, stories, story_members, story_bands`); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := bdb.ExecContext(ctx, `VACUUM ANALYZE`); err != nil {
-		b.Fatal(err)
-	}
+	lines := bytes.Count(file, []byte("\n"))
 	opts := importer.Options{Follow: follow}
 	if !stories {
 		opts = importer.WithoutStories(opts)
@@ -128,14 +232,11 @@ func importRate(b *testing.B, kind importer.Kind, file []byte, lines int, follow
 	}
 	var unassigned int
 	if err := bdb.NewRaw("SELECT count(*) FROM "+map[importer.Kind]string{importer.KindPosts: "posts", importer.KindFirehose: "firehose_messages"}[kind]+
-		" WHERE story_id IS NULL").Scan(ctx, &unassigned); err != nil {
+		" WHERE story_id IS NULL AND received_at >= ?", start).Scan(ctx, &unassigned); err != nil {
 		b.Fatal(err)
 	}
 	if stories != (unassigned == 0) || (!stories && unassigned != lines) {
 		b.Fatalf("stories %v: %d of %d rows without a story", stories, unassigned, lines)
-	}
-	if err := bdb.Close(); err != nil {
-		b.Fatal(err)
 	}
 	return float64(lines) / took.Seconds()
 }
