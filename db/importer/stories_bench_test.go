@@ -45,11 +45,7 @@ func BenchmarkImportStories(b *testing.B) {
 	}
 	for _, kind := range []importer.Kind{importer.KindFirehose, importer.KindPosts} {
 		for _, follow := range []bool{false, true} {
-			name := string(kind) + "/import"
-			if follow {
-				name = string(kind) + "/follow"
-			}
-			b.Run(name, func(b *testing.B) {
+			b.Run(modeName(kind, follow), func(b *testing.B) {
 				benchImportStories(b, files[kind], func(stories bool) float64 {
 					bdb := bulk(b)
 					if _, err := bdb.ExecContext(ctx, `TRUNCATE posts, firehose_messages, stories, story_members, story_bands`); err != nil {
@@ -67,6 +63,15 @@ func BenchmarkImportStories(b *testing.B) {
 			})
 		}
 	}
+}
+
+// modeName names a sub-benchmark: the kind, then "import" for a file or
+// "follow" for a pipe read with --follow.
+func modeName(kind importer.Kind, follow bool) string {
+	if follow {
+		return string(kind) + "/follow"
+	}
+	return string(kind) + "/import"
 }
 
 // benchLines is FEEDAPI_BENCH_LINES, 20,000 by default.
@@ -133,11 +138,7 @@ func BenchmarkImportStoriesSteady(b *testing.B) {
 		file := export(b, bdb, strings.Replace(k.export, "ORDER BY", "WHERE created_at >= '"+cut.Format(time.RFC3339Nano)+"' ORDER BY", 1))
 		undo(b, bdb, k.table, cut)
 		for _, follow := range []bool{false, true} {
-			name := string(k.kind) + "/import"
-			if follow {
-				name = string(k.kind) + "/follow"
-			}
-			b.Run(name, func(b *testing.B) {
+			b.Run(modeName(k.kind, follow), func(b *testing.B) {
 				benchImportStories(b, file, func(stories bool) float64 {
 					rate := importRate(b, bdb, k.kind, file, follow, stories)
 					undo(b, bdb, k.table, cut)
