@@ -194,6 +194,16 @@ func (s *server) servePoll(w http.ResponseWriter, r *http.Request, ep endpoint) 
 	s.env.SendTyped(w, r, http.StatusOK, buf, tagged, tag, envelope.CacheKeyed, envelope.ContentTypeJSON)
 }
 
+// setPaging gives res the pagination of a connection whose pageInfo is pi:
+// paged or not, whether more follow, and the cursor of the next page only
+// when the answer is paged and one follows.
+func setPaging(res *envelope.Success, paged bool, pi pageInfo) {
+	res.Paged, res.HasMore = paged, pi.HasNextPage
+	if paged && pi.HasNextPage && string(pi.EndCursor) != "null" {
+		res.NextCursor = pi.EndCursor
+	}
+}
+
 // execute checks the request's path id and parameters (400), runs the
 // endpoint's query with its response written into buf, and shapes the
 // result, which refers to buf.
@@ -234,12 +244,9 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (envel
 	case contract.Page, contract.OptionalPage:
 		var pi pageInfo
 		res.Data, pi, err = splitPage(data)
-		res.Paged, res.HasMore = ep.Shape == contract.Page || paging, pi.HasNextPage
+		setPaging(&res, ep.Shape == contract.Page || paging, pi)
 		if string(pi.position) != "null" {
 			res.Position = pi.position // first pages only
-		}
-		if res.Paged && pi.HasNextPage && string(pi.EndCursor) != "null" {
-			res.NextCursor = pi.EndCursor
 		}
 	default:
 		res.Data, err = member(data, "data")
@@ -249,10 +256,7 @@ func (s *server) execute(r *http.Request, ep endpoint, buf *bytes.Buffer) (envel
 		if err == nil && ep.Shape == contract.PagedItem {
 			var pi pageInfo
 			res.Data, pi, err = liftItemsPage(res.Data)
-			res.Paged, res.HasMore = paging, pi.HasNextPage
-			if paging && pi.HasNextPage && string(pi.EndCursor) != "null" {
-				res.NextCursor = pi.EndCursor
-			}
+			setPaging(&res, paging, pi)
 		}
 	}
 	if err != nil {
