@@ -28,8 +28,9 @@ import (
 // (new-…, dup-…: an item of a new story finds few candidates, a
 // near-duplicate about a hundred); with -v the plan of one probe is
 // logged. The fill is checkpointed before the calls, so that they do not
-// share the machine with the write-back of a million rows. The floor is measured in the same loop, on the same connection
-// and as many times: after each Assign, in its transaction, a SELECT 1
+// share the machine with the write-back of a million rows. The floor is
+// measured in the same loop, on the same connection and as many times:
+// after each Assign, in its transaction, a SELECT 1
 // (select1-p50-ms, select1-p99-ms) and a one-row primary-key read of a
 // random indexed member (pk-p50-ms, pk-p99-ms), so that the share of the
 // machine (a round trip, a page read) in the assignment's figures shows.
