@@ -39,9 +39,9 @@ func BenchmarkImportStories(b *testing.B) {
 	if _, err := seed.Run(ctx, src, seed.Options{Posts: max(1, n/2), Firehose: n, Reset: true}, io.Discard); err != nil {
 		b.Fatal(err)
 	}
-	files := map[importer.Kind][]byte{
-		importer.KindFirehose: export(b, src, firehoseExport),
-		importer.KindPosts:    export(b, src, postsExport),
+	files := map[importer.Kind][]byte{}
+	for kind, t := range itemTables {
+		files[kind] = export(b, src, t.export)
 	}
 	for _, kind := range []importer.Kind{importer.KindFirehose, importer.KindPosts} {
 		for _, follow := range []bool{false, true} {
@@ -63,6 +63,18 @@ func BenchmarkImportStories(b *testing.B) {
 			})
 		}
 	}
+}
+
+// itemTables are, for each kind the benchmarks import, its table, the
+// kind of its items in the story index, and the query that exports its
+// rows as the benchmarks' lines.
+var itemTables = map[importer.Kind]struct {
+	table  string
+	item   db.ItemKind
+	export string
+}{
+	importer.KindPosts:    {"posts", db.KindPost, postsExport},
+	importer.KindFirehose: {"firehose_messages", db.KindFirehose, firehoseExport},
 }
 
 // modeName names a sub-benchmark: the kind, then "import" for a file or
@@ -87,8 +99,8 @@ func benchLines(b *testing.B) int {
 	return n
 }
 
-// The lines of the benchmarks: the rows of the demo data as NDJSON, in
-// time order.
+// The exports of itemTables: the rows of the demo data as NDJSON, in time
+// order.
 const (
 	firehoseExport = `SELECT json_strip_nulls(json_build_object('id', id, 'pane', pane, 'source', source,
 			'source_name', source_name, 'name', name, 'username', username, 'title', title, 'body', body,
@@ -123,25 +135,23 @@ func BenchmarkImportStoriesSteady(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, k := range []struct {
-		kind   importer.Kind
-		table  string
-		lines  int
-		export string
+		kind  importer.Kind
+		lines int
 	}{
-		{importer.KindFirehose, "firehose_messages", n, firehoseExport},
-		{importer.KindPosts, "posts", max(1, n/2), postsExport},
+		{importer.KindFirehose, n},
+		{importer.KindPosts, max(1, n/2)},
 	} {
 		var cut time.Time
-		if err := bdb.NewRaw("SELECT created_at FROM "+k.table+" ORDER BY created_at DESC, id DESC OFFSET ? LIMIT 1", k.lines-1).Scan(ctx, &cut); err != nil {
+		if err := bdb.NewRaw("SELECT created_at FROM "+itemTables[k.kind].table+" ORDER BY created_at DESC, id DESC OFFSET ? LIMIT 1", k.lines-1).Scan(ctx, &cut); err != nil {
 			b.Fatal(err)
 		}
-		file := export(b, bdb, strings.Replace(k.export, "ORDER BY", "WHERE created_at >= '"+cut.Format(time.RFC3339Nano)+"' ORDER BY", 1))
-		undo(b, bdb, k.table, cut)
+		file := export(b, bdb, strings.Replace(itemTables[k.kind].export, "ORDER BY", "WHERE created_at >= '"+cut.Format(time.RFC3339Nano)+"' ORDER BY", 1))
+		undo(b, bdb, k.kind, cut)
 		for _, follow := range []bool{false, true} {
 			b.Run(modeName(k.kind, follow), func(b *testing.B) {
 				benchImportStories(b, file, func(stories bool) float64 {
 					rate := importRate(b, bdb, k.kind, file, follow, stories)
-					undo(b, bdb, k.table, cut)
+					undo(b, bdb, k.kind, cut)
 					return rate
 				})
 			})
@@ -149,17 +159,17 @@ func BenchmarkImportStoriesSteady(b *testing.B) {
 	}
 }
 
-// undo deletes the rows of table created at or after cut, their story
+// undo deletes the rows of kind created at or after cut, their story
 // index rows and the stories they began, and vacuums: the database as it
 // was before they were imported, but for the growth of the stories they
 // joined.
-func undo(b *testing.B, bdb *bun.DB, table string, cut time.Time) {
+func undo(b *testing.B, bdb *bun.DB, kind importer.Kind, cut time.Time) {
 	ctx := context.Background()
-	kind := map[string]string{"posts": "p", "firehose_messages": "f"}[table]
+	table, item := itemTables[kind].table, string(rune(itemTables[kind].item))
 	for _, q := range []string{
 		"DELETE FROM " + table + " WHERE created_at >= ?",
-		"DELETE FROM story_bands WHERE kind = '" + kind + "' AND seen_at >= ?",
-		"DELETE FROM story_members WHERE kind = '" + kind + "' AND seen_at >= ?",
+		"DELETE FROM story_bands WHERE kind = '" + item + "' AND seen_at >= ?",
+		"DELETE FROM story_members WHERE kind = '" + item + "' AND seen_at >= ?",
 		`DELETE FROM stories s WHERE first_seen_at >= ?
 			AND NOT EXISTS (SELECT 1 FROM posts WHERE story_id = s.id) AND NOT EXISTS (SELECT 1 FROM firehose_messages WHERE story_id = s.id)`,
 	} {
@@ -232,7 +242,7 @@ func importRate(b *testing.B, bdb *bun.DB, kind importer.Kind, file []byte, foll
 		b.Fatalf("imported %d of %d lines (%d rejected)", res.Imported, lines, res.Rejected)
 	}
 	var unassigned int
-	if err := bdb.NewRaw("SELECT count(*) FROM "+map[importer.Kind]string{importer.KindPosts: "posts", importer.KindFirehose: "firehose_messages"}[kind]+
+	if err := bdb.NewRaw("SELECT count(*) FROM "+itemTables[kind].table+
 		" WHERE story_id IS NULL AND received_at >= ?", start).Scan(ctx, &unassigned); err != nil {
 		b.Fatal(err)
 	}
