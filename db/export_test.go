@@ -137,3 +137,12 @@ func HasScanTarget(model any, col string) bool {
 // LookupSQL is the statement of StoryAssigner.Assign, for the benchmark
 // that shows its plan.
 const LookupSQL = lookupSQL
+
+// WindowHeld is how many indexed items a's copy of the window holds; -1
+// when it has none (its batches probe the database).
+func WindowHeld(a *StoryAssigner) int {
+	if a.window == nil {
+		return -1
+	}
+	return len(a.window.members)
+}

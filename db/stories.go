@@ -114,6 +114,13 @@ type StoryAssigner struct {
 	// batches need no statement of their own for their new stories.
 	ids   []int64
 	block int
+
+	// MaxWindow bounds the assigner's copy of the window's index
+	// (DefaultMaxWindow when 0); below 0, every batch probes the database.
+	MaxWindow int
+	window    *storyWindow // from the second batch on, unless probing
+	probing   bool         // the window outgrew MaxWindow: probe for good
+	assigns   int          // batches assigned
 }
 
 // maxIDBlock bounds the story ids an assigner draws ahead: ids drawn and
@@ -204,9 +211,25 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		draw = len(order) - len(a.ids) + a.block
 		a.block = min(max(2*a.block, 1), maxIDBlock)
 	}
-	look, err := lookup(ctx, q, postIDs, firehoseIDs, probe, lo.Add(-story.Window), hi.Add(story.Window), draw)
+	// The window of the batch's items, as a half-open range of the
+	// database's microseconds.
+	from := lo.Add(-story.Window).Truncate(time.Microsecond)
+	to := hi.Add(story.Window).Truncate(time.Microsecond).Add(time.Microsecond)
+	args := lookupArgs{posts: postIDs, firehose: firehoseIDs, bands: probe, from: from, to: to, draw: draw}
+	a.assigns++
+	if a.warm() {
+		req := a.window.request(from, to, a.maxWindow())
+		args.bands, args.window = nil, &req
+	}
+	look, err := lookup(ctx, q, args)
 	if err != nil {
+		a.window = nil // its bounds moved without what they hold
 		return nil, err
+	}
+	if args.window != nil {
+		if look.members, err = a.candidates(ctx, q, look, probe, from, to); err != nil {
+			return nil, err
+		}
 	}
 	a.ids = append(a.ids, look.ids...)
 	slices.Sort(a.ids)
@@ -247,6 +270,11 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 			inRecent[itemKey{ms[i].kind, ms[i].id}] = true
 		}
 	}
+	// In one order whichever found them, the probe or the copy of the
+	// window: between candidates of equal score the first considered wins.
+	slices.SortFunc(look.members, func(x, y *member) int {
+		return cmp.Or(cmp.Compare(x.kind, y.kind), cmp.Compare(x.id, y.id))
+	})
 	for _, m := range look.members {
 		if !inRecent[itemKey{m.kind, m.id}] {
 			add(m)
@@ -324,6 +352,43 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	return plan, nil
 }
 
+func (a *StoryAssigner) maxWindow() int {
+	if a.MaxWindow == 0 {
+		return DefaultMaxWindow
+	}
+	return a.MaxWindow
+}
+
+// warm tells whether this batch's candidates come from the copy of the
+// window, creating it for the second batch.
+func (a *StoryAssigner) warm() bool {
+	if a.probing || a.maxWindow() < 0 || a.assigns < 2 {
+		return false
+	}
+	if a.window == nil {
+		a.window = newStoryWindow()
+	}
+	return true
+}
+
+// candidates brings the copy of the window up to date with what a warm
+// lookup fetched and returns the candidates of bands in [from, to); when the
+// window holds more than MaxWindow items, it drops the copy and probes the
+// database, as it will from now on.
+func (a *StoryAssigner) candidates(ctx context.Context, q Querier, look looked, bands []int64, from, to time.Time) ([]*member, error) {
+	w := a.window
+	for _, m := range look.window {
+		w.add(m)
+	}
+	w.xmin = look.xmin
+	if !look.full && len(w.members) <= a.maxWindow() {
+		return w.probe(bands, from, to), nil
+	}
+	a.window, a.probing = nil, true
+	probed, err := lookup(ctx, q, lookupArgs{bands: bands, from: from, to: to})
+	return probed.members, err
+}
+
 // pending returns the story given to it by one of the last plans (0 for
 // none): an item of a batch not committed yet.
 func (a *StoryAssigner) pending(it *StoryItem) int64 {
@@ -387,12 +452,21 @@ func Headline(title, body string) string {
 // lookupSQL is the one statement of an assignment: the story of each item
 // already stored ($1 posts, $2 firehose messages; 0 for a row stored before
 // stories existed), rows of kind 's'; $7 story ids drawn from the sequence,
-// rows of kind 'n'; and the indexed items that share a band ($3) with the
-// new items and were seen within the window ($4 to $5): one probe of
-// story_bands_probe_idx per band, reading at most $6 (story.MaxPerBand)
-// items of it, the most recent, each item once with the bands it was found
-// by (so that the caller files it under them without computing its bands
-// again).
+// rows of kind 'n'; and the candidates of the new items, rows of kind 'm'
+// or 'w'.
+//
+// A writer that probes finds them in the band index: the indexed items
+// that share a band ($3) with the new items and were seen within the
+// window ($4 to $5): one probe of story_bands_probe_idx per band, reading
+// at most $6 (story.MaxPerBand) items of it, the most recent, each item
+// once with the bands it was found by (so that the caller files it under
+// them without computing its bands again).
+//
+// A writer that keeps a copy of the window (storyWindow) probes nothing
+// ($3 empty): it fetches the items indexed by transactions at or after the
+// xmin of its last lookup's snapshot ($8), those seen within the ranges of
+// its window it does not hold yet ($9 to $10, at most $11 of each), and
+// this snapshot's xmin ($12), row 'x'.
 const lookupSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
 		NULL::timestamptz AS seen_at, NULL::timestamptz AS story_start, NULL AS features
 	FROM posts WHERE id = ANY($1::bigint[])
@@ -404,23 +478,60 @@ UNION ALL
 SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_start, m.features
 	FROM (SELECT l.kind, l.item_id, array_to_string(array_agg(k), ',') AS bands
 		FROM unnest($3::bigint[]) k,
-			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at BETWEEN $4 AND $5
+			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at >= $4 AND seen_at < $5
 				ORDER BY seen_at DESC LIMIT $6) l
 		GROUP BY l.kind, l.item_id) b
-	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
+	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id
+UNION ALL
+SELECT 'w', kind::text, item_id, NULL, story_id, seen_at, story_start, features
+	FROM story_members WHERE written_xid >= $8::bigint::text::xid8
+UNION ALL
+SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
+	FROM unnest($9::timestamptz[], $10::timestamptz[]) r(lo, hi),
+		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $11) w
+UNION ALL
+SELECT 'x', '', 0, NULL, pg_snapshot_xmin(pg_current_snapshot())::text::bigint, NULL, NULL, NULL WHERE $12::bool`
+
+// lookupArgs are the parameters of lookupSQL.
+type lookupArgs struct {
+	posts, firehose []int64 // items whose stored story is asked for
+	bands           []int64 // bands to probe
+	from, to        time.Time
+	draw            int            // story ids to draw
+	window          *windowRequest // nil: no copy of the window to bring up to date
+}
 
 // looked is what lookupSQL found.
 type looked struct {
 	stored  map[itemKey]int64
 	ids     []int64
-	members []*member
+	members []*member // the probe's, with the bands they were found by
+	window  []*member // for the copy of the window, with all their bands
+	// full is set when a range of the window has more items than the copy
+	// may hold.
+	full bool
+	xmin int64
 }
 
-func lookup(ctx context.Context, q Querier, posts, firehose, bands []int64, lo, hi time.Time, draw int) (looked, error) {
+func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 	out := looked{stored: map[itemKey]int64{}}
+	bands := slices.Clone(args.bands)
 	slices.Sort(bands)
 	bands = slices.Compact(bands)
-	rows, err := q.Query(ctx, lookupSQL, nonNil(posts), nonNil(firehose), nonNil(bands), lo, hi, story.MaxPerBand, draw)
+	var (
+		since            *int64
+		limit            int
+		rangeLo, rangeHi []time.Time
+	)
+	if w := args.window; w != nil {
+		if w.since > 0 {
+			since = &w.since
+		}
+		limit, rangeLo, rangeHi = w.limit, w.from, w.to
+	}
+	ranges := make([]int, len(rangeLo)) // rows of each range
+	rows, err := q.Query(ctx, lookupSQL, nonNil(args.posts), nonNil(args.firehose), nonNil(bands), args.from, args.to,
+		story.MaxPerBand, args.draw, since, nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit, args.window != nil)
 	if err != nil {
 		return out, fmt.Errorf("stories: look up: %w", err)
 	}
@@ -438,6 +549,9 @@ func lookup(ctx context.Context, q Querier, posts, firehose, bands []int64, lo, 
 		case "n":
 			out.ids = append(out.ids, st)
 			continue
+		case "x":
+			out.xmin = st
+			continue
 		}
 		if len(kind) != 1 {
 			return out, fmt.Errorf("stories: look up: item kind %q", kind)
@@ -447,10 +561,32 @@ func lookup(ctx context.Context, q Querier, posts, firehose, bands []int64, lo, 
 			out.stored[key] = st
 			continue
 		}
-		if found == nil || seen == nil || start == nil || enc == nil {
+		if seen == nil || start == nil || enc == nil {
 			return out, fmt.Errorf("stories: look up: indexed item %c %d without its features", key.kind, id)
 		}
+		if src == "w" {
+			for i, lo := range rangeLo {
+				if !seen.Before(lo) && seen.Before(rangeHi[i]) {
+					ranges[i]++
+					out.full = out.full || ranges[i] >= limit
+				}
+			}
+			if args.window.held[key] != nil {
+				continue
+			}
+		}
 		m := &member{kind: key.kind, id: id, story: st, at: *seen, start: *start}
+		if m.f, err = story.Decode(*enc); err != nil {
+			return out, err
+		}
+		if src == "w" {
+			m.bands = m.f.Bands()
+			out.window = append(out.window, m)
+			continue
+		}
+		if found == nil {
+			return out, fmt.Errorf("stories: look up: indexed item %c %d without its bands", key.kind, id)
+		}
 		for b := range strings.SplitSeq(*found, ",") {
 			v, err := strconv.ParseInt(b, 10, 64)
 			if err != nil {
@@ -458,16 +594,16 @@ func lookup(ctx context.Context, q Querier, posts, firehose, bands []int64, lo, 
 			}
 			m.bands = append(m.bands, v)
 		}
-		if m.f, err = story.Decode(*enc); err != nil {
-			return out, err
-		}
 		out.members = append(out.members, m)
 	}
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("stories: look up: %w", err)
 	}
-	if len(out.ids) != draw {
-		return out, fmt.Errorf("stories: look up: %d story ids drawn, want %d", len(out.ids), draw)
+	if len(out.ids) != args.draw {
+		return out, fmt.Errorf("stories: look up: %d story ids drawn, want %d", len(out.ids), args.draw)
+	}
+	if args.window != nil && out.xmin == 0 {
+		return out, fmt.Errorf("stories: look up: no snapshot xmin")
 	}
 	return out, nil
 }
@@ -478,6 +614,13 @@ func nonNil(ids []int64) []int64 {
 		return []int64{}
 	}
 	return ids
+}
+
+func nonNilTimes(ts []time.Time) []time.Time {
+	if ts == nil {
+		return []time.Time{}
+	}
+	return ts
 }
 
 // upsertStoriesSQL adds a batch's items to their stories, creating the new

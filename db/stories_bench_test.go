@@ -73,7 +73,8 @@ func BenchmarkAssignOneItem(b *testing.B) {
 			b.Fatal(err)
 		}
 		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+db.LookupSQL, []int64{}, []int64{900_000_000},
-			f.Bands(), now.Add(-story.Window), now.Add(story.Window), story.MaxPerBand, 1)
+			f.Bands(), now.Add(-story.Window), now.Add(story.Window), story.MaxPerBand, 1,
+			nil, []time.Time{}, []time.Time{}, 0, false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,143 @@
+package db
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/feedapi/feedapi/db/story"
+)
+
+// A writer of many batches keeps a copy of the story index of its window
+// in memory (migration 20261127100001_story_window): from its second batch
+// on, a batch's candidates are found in the copy, exactly as the probe of
+// story_bands would find them, and the batch's lookup statement fetches
+// only what other writers indexed since the last one. A writer of one batch
+// (a single item, a small import) never pays for the load: its batch is a
+// probe.
+
+// DefaultMaxWindow is how many indexed items a writer's copy of the window
+// holds at most (about a kilobyte and a half each); beyond it the writer
+// probes the database for each batch, as a writer of one batch does.
+const DefaultMaxWindow = 200_000
+
+// storyWindow is the copy: every indexed item seen within [from, to) and
+// visible to the snapshot of the last lookup, with all its bands.
+type storyWindow struct {
+	members map[itemKey]*member
+	bands   map[int64][]*member // each in seen_at order, ties in load order
+	// from and to bound seen_at; both zero before the first load.
+	from, to time.Time
+	// xmin is the last lookup's snapshot xmin: what the copy has not seen
+	// was written by a transaction at or after it.
+	xmin int64
+}
+
+func newStoryWindow() *storyWindow {
+	return &storyWindow{members: map[itemKey]*member{}, bands: map[int64][]*member{}}
+}
+
+// windowRequest is what a warm lookup fetches besides the probe's rows:
+// the items written since the last lookup (since > 0) and those of the
+// ranges of seen_at the copy does not hold yet.
+type windowRequest struct {
+	since    int64
+	from, to []time.Time // [from[i], to[i])
+	limit    int         // rows of each range at most: one more than the copy may hold
+	// held are the items the copy holds: fetched again (a transaction
+	// that was open at the last lookup may have indexed them, or not),
+	// they are not decoded again.
+	held map[itemKey]*member
+}
+
+// request is the lookup that brings the copy up to date for items seen
+// within [from, to), and moves the copy's bounds there: what it held
+// before from is forgotten once it is far behind (a writer's items move
+// forward in time; one that jumps far loads afresh).
+func (w *storyWindow) request(from, to time.Time, maxItems int) windowRequest {
+	req := windowRequest{since: w.xmin, limit: maxItems + 1, held: w.members}
+	switch {
+	case w.from.IsZero() || !from.Before(w.to) || !to.After(w.from):
+		// Nothing held overlaps: load the range afresh.
+		clear(w.members)
+		clear(w.bands)
+		req.since = 0
+		req.from, req.to = []time.Time{from}, []time.Time{to}
+		w.from, w.to = from, to
+		return req
+	}
+	if from.Before(w.from) {
+		req.from, req.to = append(req.from, from), append(req.to, w.from)
+		w.from = from
+	} else if from.Sub(w.from) > story.Window/2 {
+		w.forget(from)
+		w.from = from
+	}
+	if to.After(w.to) {
+		req.from, req.to = append(req.from, w.to), append(req.to, to)
+		w.to = to
+	}
+	return req
+}
+
+// add files m under its bands, unless the copy holds it or it was seen
+// outside the copy's bounds (a range the copy will load when it needs it).
+func (w *storyWindow) add(m *member) {
+	key := itemKey{m.kind, m.id}
+	if w.members[key] != nil || m.at.Before(w.from) || !m.at.Before(w.to) {
+		return
+	}
+	w.members[key] = m
+	for _, b := range m.bands {
+		list := w.bands[b]
+		// After the items seen at the same time: the probe's index
+		// returns the latest written first among equal times.
+		i := sort.Search(len(list), func(i int) bool { return list[i].at.After(m.at) })
+		w.bands[b] = slices.Insert(list, i, m)
+	}
+}
+
+// forget drops the items seen before t.
+func (w *storyWindow) forget(t time.Time) {
+	for key, m := range w.members {
+		if !m.at.Before(t) {
+			continue
+		}
+		delete(w.members, key)
+		for _, b := range m.bands {
+			list := w.bands[b]
+			i := sort.Search(len(list), func(i int) bool { return !list[i].at.Before(t) })
+			if i == len(list) {
+				delete(w.bands, b)
+			} else if i > 0 {
+				w.bands[b] = slices.Delete(list, 0, i)
+			}
+		}
+	}
+}
+
+// probe is lookupSQL's probe of story_bands on the copy: of each band, the
+// story.MaxPerBand items seen latest within [from, to), each item once,
+// with the bands it was found by.
+func (w *storyWindow) probe(bands []int64, from, to time.Time) []*member {
+	found := map[*member][]int64{}
+	var order []*member
+	for _, b := range bands {
+		list := w.bands[b]
+		end := sort.Search(len(list), func(i int) bool { return !list[i].at.Before(to) })
+		for i, n := end-1, 0; i >= 0 && n < story.MaxPerBand && !list[i].at.Before(from); i, n = i-1, n+1 {
+			m := list[i]
+			if found[m] == nil {
+				order = append(order, m)
+			}
+			found[m] = append(found[m], b)
+		}
+	}
+	out := make([]*member, len(order))
+	for i, m := range order {
+		c := *m
+		c.bands = found[m]
+		out[i] = &c
+	}
+	return out
+}
