@@ -380,7 +380,7 @@ func (a *StoryAssigner) candidates(ctx context.Context, q Querier, look looked, 
 	for _, m := range look.window {
 		w.add(m)
 	}
-	w.xmin = look.xmin
+	w.unseen = look.unseen
 	if !look.full && len(w.members) <= a.maxWindow() {
 		return w.probe(bands, from, to), nil
 	}
@@ -463,10 +463,13 @@ func Headline(title, body string) string {
 // them without computing its bands again).
 //
 // A writer that keeps a copy of the window (storyWindow) probes nothing
-// ($3 empty): it fetches the items indexed by transactions at or after the
-// xmin of its last lookup's snapshot ($8), those seen within the ranges of
-// its window it does not hold yet ($9 to $10, at most $11 of each), and
-// this snapshot's xmin ($12), row 'x'.
+// ($3 empty): it fetches the items indexed by the transactions its last
+// lookup's snapshot could not see (those from $8, its xmax, and $13, the
+// ones open then), those seen within the ranges of its window it does not
+// hold yet ($9 to $10, at most $11 of each), and what this snapshot cannot
+// see ($12), row 'x': its xmax, and its open transactions joined by commas.
+// The range of written_xid has an upper bound, so that a generic plan
+// estimates few rows and walks the index.
 const lookupSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
 		NULL::timestamptz AS seen_at, NULL::timestamptz AS story_start, NULL AS features
 	FROM posts WHERE id = ANY($1::bigint[])
@@ -484,13 +487,17 @@ SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_sta
 	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id
 UNION ALL
 SELECT 'w', kind::text, item_id, NULL, story_id, seen_at, story_start, features
-	FROM story_members WHERE written_xid >= $8::bigint::text::xid8
+	FROM story_members WHERE written_xid BETWEEN $8::bigint::text::xid8 AND ($8::bigint + (1::bigint << 62))::text::xid8
 UNION ALL
 SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
 	FROM unnest($9::timestamptz[], $10::timestamptz[]) r(lo, hi),
 		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $11) w
 UNION ALL
-SELECT 'x', '', 0, NULL, pg_snapshot_xmin(pg_current_snapshot())::text::bigint, NULL, NULL, NULL WHERE $12::bool`
+SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
+	FROM unnest($13::bigint[]) x, LATERAL (SELECT * FROM story_members WHERE written_xid = x::text::xid8) w
+UNION ALL
+SELECT 'x', '', 0, (SELECT string_agg(x::text, ',') FROM pg_snapshot_xip(s) x), pg_snapshot_xmax(s)::text::bigint, NULL, NULL, NULL
+	FROM pg_current_snapshot() s WHERE $12::bool`
 
 // lookupArgs are the parameters of lookupSQL.
 type lookupArgs struct {
@@ -509,8 +516,8 @@ type looked struct {
 	window  []*member // for the copy of the window, with all their bands
 	// full is set when a range of the window has more items than the copy
 	// may hold.
-	full bool
-	xmin int64
+	full   bool
+	unseen unseen
 }
 
 func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
@@ -520,18 +527,19 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 	bands = slices.Compact(bands)
 	var (
 		since            *int64
+		open             []int64
 		limit            int
 		rangeLo, rangeHi []time.Time
 	)
 	if w := args.window; w != nil {
-		if w.since > 0 {
-			since = &w.since
+		if w.since != nil {
+			since, open = &w.since.xmax, w.since.open
 		}
 		limit, rangeLo, rangeHi = w.limit, w.from, w.to
 	}
 	ranges := make([]int, len(rangeLo)) // rows of each range
 	rows, err := q.Query(ctx, lookupSQL, nonNil(args.posts), nonNil(args.firehose), nonNil(bands), args.from, args.to,
-		story.MaxPerBand, args.draw, since, nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit, args.window != nil)
+		story.MaxPerBand, args.draw, since, nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit, args.window != nil, nonNil(open))
 	if err != nil {
 		return out, fmt.Errorf("stories: look up: %w", err)
 	}
@@ -550,7 +558,16 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 			out.ids = append(out.ids, st)
 			continue
 		case "x":
-			out.xmin = st
+			out.unseen.xmax = st
+			if found != nil {
+				for x := range strings.SplitSeq(*found, ",") {
+					v, err := strconv.ParseInt(x, 10, 64)
+					if err != nil {
+						return out, fmt.Errorf("stories: look up: open transaction %q: %w", x, err)
+					}
+					out.unseen.open = append(out.unseen.open, v)
+				}
+			}
 			continue
 		}
 		if len(kind) != 1 {
@@ -602,8 +619,8 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 	if len(out.ids) != args.draw {
 		return out, fmt.Errorf("stories: look up: %d story ids drawn, want %d", len(out.ids), args.draw)
 	}
-	if args.window != nil && out.xmin == 0 {
-		return out, fmt.Errorf("stories: look up: no snapshot xmin")
+	if args.window != nil && out.unseen.xmax == 0 {
+		return out, fmt.Errorf("stories: look up: no snapshot")
 	}
 	return out, nil
 }

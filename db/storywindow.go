@@ -28,9 +28,17 @@ type storyWindow struct {
 	bands   map[int64][]*member // each in seen_at order, ties in load order
 	// from and to bound seen_at; both zero before the first load.
 	from, to time.Time
-	// xmin is the last lookup's snapshot xmin: what the copy has not seen
-	// was written by a transaction at or after it.
-	xmin int64
+	// unseen is what the last lookup's snapshot could not see.
+	unseen unseen
+}
+
+// unseen are the transactions a snapshot could not see: those at or after
+// xmax (not begun) and the open ones, in progress. A row visible to a later
+// snapshot and not to this one was written by one of them: every other
+// transaction had ended, committed and seen or rolled back.
+type unseen struct {
+	xmax int64
+	open []int64
 }
 
 func newStoryWindow() *storyWindow {
@@ -38,10 +46,11 @@ func newStoryWindow() *storyWindow {
 }
 
 // windowRequest is what a warm lookup fetches besides the probe's rows:
-// the items written since the last lookup (since > 0) and those of the
-// ranges of seen_at the copy does not hold yet.
+// the items written by the transactions the last lookup could not see
+// (since; nil for a first load) and those of the ranges of seen_at the
+// copy does not hold yet.
 type windowRequest struct {
-	since    int64
+	since    *unseen
 	from, to []time.Time // [from[i], to[i])
 	limit    int         // rows of each range at most: one more than the copy may hold
 	// held are the items the copy holds: fetched again (a transaction
@@ -55,13 +64,13 @@ type windowRequest struct {
 // before from is forgotten once it is far behind (a writer's items move
 // forward in time; one that jumps far loads afresh).
 func (w *storyWindow) request(from, to time.Time, maxItems int) windowRequest {
-	req := windowRequest{since: w.xmin, limit: maxItems + 1, held: w.members}
+	req := windowRequest{since: &w.unseen, limit: maxItems + 1, held: w.members}
 	switch {
 	case w.from.IsZero() || !from.Before(w.to) || !to.After(w.from):
 		// Nothing held overlaps: load the range afresh.
 		clear(w.members)
 		clear(w.bands)
-		req.since = 0
+		req.since = nil
 		req.from, req.to = []time.Time{from}, []time.Time{to}
 		w.from, w.to = from, to
 		return req

@@ -4,13 +4,14 @@
 -- found there rather than by a probe per band. Each batch fetches what
 -- changed since its last one:
 --
---   written_xid  the transaction that indexed the item. The rows a
---                snapshot could not see are those of transactions at or
---                after its xmin, so "written_xid >= the last snapshot's
---                xmin" is every row the writer has not seen, whatever the
---                order in which concurrent writers commit. Rows indexed
---                before this migration have none: they are older than
---                any writer's first load.
+--   written_xid  the transaction that indexed the item. A row visible
+--                now and not to the last lookup's snapshot was written by
+--                a transaction that snapshot could not see: one begun
+--                after it (at or after its xmax) or open then (its xip
+--                list). Fetching those rows is every row the writer has
+--                not seen, whatever the order in which concurrent writers
+--                commit. Rows indexed before this migration have none:
+--                they are older than any writer's first load.
 --   seen_at      the window itself, loaded once and extended as the
 --                writer's items move on.
 --
