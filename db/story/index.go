@@ -48,10 +48,11 @@ func (p *picker) consider(story int64, cf *Features, at, start time.Time) {
 	if d := p.t.Sub(start); d > Window || d < -Window {
 		return
 	}
-	if !Same(p.f, *cf) {
+	same, s := match(&p.f, cf)
+	if !same {
 		return
 	}
-	if s := Score(p.f, *cf); s > p.best {
+	if s > p.best {
 		p.best, p.story, p.ok = s, story, true
 	}
 }

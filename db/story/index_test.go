@@ -2,6 +2,7 @@ package story
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -68,5 +69,32 @@ func TestIndexAddPicksAsPick(t *testing.T) {
 	}
 	if joined < added/4 || joined == added || !overflow {
 		t.Errorf("%d of %d items joined a story, a band overflowed: %v; the stream does not exercise every case", joined, added, overflow)
+	}
+}
+
+// TestContradictPairByPair: contradict, which tests every pair of opposite
+// words at once, agrees with the rule read pair by pair (one item says the
+// first word and not the second, the other the second and not the first).
+func TestContradictPairByPair(t *testing.T) {
+	if 2*len(opposites) > 64 {
+		t.Fatalf("%d pairs of opposite words do not fit a stance's 64 bits", len(opposites))
+	}
+	byPair := func(a, b uint64) bool {
+		for i := range opposites {
+			x, y := uint64(1)<<(2*i), uint64(1)<<(2*i+1)
+			if (a&x != 0 && a&y == 0 && b&y != 0 && b&x == 0) || (a&y != 0 && a&x == 0 && b&x != 0 && b&y == 0) {
+				return true
+			}
+		}
+		return false
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	mask := uint64(1)<<(2*len(opposites)) - 1
+	for range 200_000 {
+		// Sparse stances, as headlines have: a few words each.
+		a, b := rng.Uint64()&rng.Uint64()&rng.Uint64()&mask, rng.Uint64()&rng.Uint64()&rng.Uint64()&mask
+		if got, want := contradict(a, b), byPair(a, b); got != want {
+			t.Fatalf("contradict(%b, %b) = %v, want %v", a, b, got, want)
+		}
 	}
 }

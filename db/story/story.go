@@ -22,6 +22,7 @@
 package story
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -70,6 +71,39 @@ type Features struct {
 	// says the second. The body is not read: "record redemptions one day
 	// after record inflows" is an outflow story.
 	Stance uint64
+
+	// sets are Head, Words, Coins and Figures hashed and sorted, set by Of
+	// and Decode: a detector weighs each item against dozens of
+	// candidates, and counting what two items share is then a merge of
+	// integers rather than of strings. Two distinct words of 64-bit
+	// hashes collide once in billions of billions of pairs.
+	sets *hashedSets
+}
+
+type hashedSets struct{ head, words, coins, figures []uint64 }
+
+// hashed sets f.sets.
+func (f *Features) hashed() {
+	hash := func(ws []string) []uint64 {
+		hs := make([]uint64, len(ws))
+		for i, w := range ws {
+			hs[i] = xxh3.HashString(w)
+		}
+		slices.Sort(hs)
+		return hs
+	}
+	f.sets = &hashedSets{head: hash(f.Head), words: hash(f.Words), coins: hash(f.Coins), figures: hash(f.Figures)}
+}
+
+// hashes returns f's sets, computed now for features built otherwise
+// than by Of or Decode.
+func (f *Features) hashes() *hashedSets {
+	if f.sets == nil {
+		c := *f
+		c.hashed()
+		return c.sets
+	}
+	return f.sets
 }
 
 // Of computes the features of an item from its title (may be empty) and
@@ -99,6 +133,7 @@ func Of(title, body string) Features {
 	slices.Sort(f.Words)
 	slices.Sort(f.Figures)
 	slices.Sort(f.Coins)
+	f.hashed()
 	return f
 }
 
@@ -216,35 +251,44 @@ var seeds = func() (s [numHashes]uint64) {
 // Same reports whether two items whose features are a and b, seen within
 // Window of each other, tell the same story.
 func Same(a, b Features) bool {
+	same, _ := match(&a, &b)
+	return same
+}
+
+// match tells whether a and b tell the same story (Same) and, when they
+// do, how alike they are (Score).
+func match(a, b *Features) (same bool, score float64) {
 	if len(a.Head) < minWords || len(b.Head) < minWords {
-		return false
+		return false, 0
 	}
 	if contradict(a.Stance, b.Stance) {
-		return false
+		return false, 0
 	}
-	if len(a.Coins) > 0 && len(b.Coins) > 0 && intersect(a.Coins, b.Coins) == 0 {
-		return false // "SEC approves spot XRP ETFs" is not the SOL story
+	x, y := a.hashes(), b.hashes()
+	if len(x.coins) > 0 && len(y.coins) > 0 && intersect(x.coins, y.coins) == 0 {
+		return false, 0 // "SEC approves spot XRP ETFs" is not the SOL story
 	}
-	if len(a.Figures) > 0 && len(b.Figures) > 0 && intersect(a.Figures, b.Figures) == 0 {
-		return false // templated headlines with other figures
+	figures := intersect(x.figures, y.figures)
+	if len(x.figures) > 0 && len(y.figures) > 0 && figures == 0 {
+		return false, 0 // templated headlines with other figures
 	}
 	// The headlines agree, or one headline is mostly said by the other item.
-	common := intersect(a.Head, b.Head)
+	common := intersect(x.head, y.head)
+	score = float64(common) / float64(len(x.head)+len(y.head)-common)
 	need := headJaccard
-	if intersect(a.Figures, b.Figures) > 0 {
+	if figures > 0 {
 		need = headJaccardFigure
 	}
-	if common >= 3 && float64(common) >= need*float64(len(a.Head)+len(b.Head)-common) {
-		return true
+	if common >= 3 && float64(common) >= need*float64(len(x.head)+len(y.head)-common) {
+		return true, score
 	}
-	for _, p := range [2][2]Features{{a, b}, {b, a}} {
-		h, all := p[0].Head, p[1].Words
-		c := intersect(h, all)
-		if c >= 3 && float64(c) >= headCovered*float64(len(h)) {
-			return true
+	for _, p := range [2][2]*hashedSets{{x, y}, {y, x}} {
+		c := intersect(p[0].head, p[1].words)
+		if c >= 3 && float64(c) >= headCovered*float64(len(p[0].head)) {
+			return true, score
 		}
 	}
-	return false
+	return false, 0
 }
 
 const (
@@ -256,18 +300,20 @@ const (
 // Score is the Jaccard similarity of the shingles, for picking the best of
 // several matching candidates.
 func Score(a, b Features) float64 {
-	common := intersect(a.Head, b.Head)
-	union := len(a.Head) + len(b.Head) - common
+	x, y := a.hashes(), b.hashes()
+	common := intersect(x.head, y.head)
+	union := len(x.head) + len(y.head) - common
 	if union == 0 {
 		return 0
 	}
 	return float64(common) / float64(union)
 }
 
-func intersect(a, b []string) int {
+// intersect counts the elements two sorted lists share.
+func intersect[E cmp.Ordered](a, b []E) int {
 	n, i, j := 0, 0, 0
 	for i < len(a) && j < len(b) {
-		switch strings.Compare(a[i], b[j]) {
+		switch cmp.Compare(a[i], b[j]) {
 		case 0:
 			n++
 			i++
@@ -284,13 +330,13 @@ func intersect(a, b []string) int {
 // contradict reports whether one item says a word whose opposite the other
 // says, and not both.
 func contradict(a, b uint64) bool {
-	for i := range opposites {
-		x, y := uint64(1)<<(2*i), uint64(1)<<(2*i+1)
-		if (a&x != 0 && a&y == 0 && b&y != 0 && b&x == 0) || (a&y != 0 && a&x == 0 && b&x != 0 && b&y == 0) {
-			return true
-		}
-	}
-	return false
+	// Bit 2i of firstOnly(s) is set when s says the first word of pair i
+	// and not the second, of secondOnly(s) the other way round: every pair
+	// at once.
+	const firsts = 0x5555_5555_5555_5555
+	firstOnly := func(s uint64) uint64 { return s &^ (s >> 1) & firsts }
+	secondOnly := func(s uint64) uint64 { return (s >> 1) &^ s & firsts }
+	return firstOnly(a)&secondOnly(b)|secondOnly(a)&firstOnly(b) != 0
 }
 
 // words splits text into lower-case words; URLs, mentions and a leading
@@ -492,7 +538,9 @@ func Decode(s string) (Features, error) {
 	if err != nil {
 		return Features{}, fmt.Errorf("story features: stance: %w", err)
 	}
-	return Features{Head: split(parts[0]), Words: split(parts[1]), Figures: split(parts[2]), Coins: split(parts[3]), Stance: stance}, nil
+	f := Features{Head: split(parts[0]), Words: split(parts[1]), Figures: split(parts[2]), Coins: split(parts[3]), Stance: stance}
+	f.hashed()
+	return f, nil
 }
 
 // Separators of Encode: ASCII record and unit separators, which
