@@ -134,9 +134,12 @@ func HasScanTarget(model any, col string) bool {
 	return false
 }
 
-// LookupSQL is the statement of StoryAssigner.Assign, for the benchmark
-// that shows its plan.
-const LookupSQL = lookupSQL
+// The statements of StoryAssigner.Assign, for the benchmark that shows
+// their plans.
+const (
+	LookupProbeSQL  = lookupProbeSQL
+	LookupWindowSQL = lookupWindowSQL
+)
 
 // WindowHeld is how many indexed items a's copy of the window holds; -1
 // when it has none (its batches probe the database).

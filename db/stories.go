@@ -105,7 +105,8 @@ func (q PgxQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 // StoryAssigner assigns items to stories. It remembers the items of its
 // last plans, so that a writer that commits batches in order but writes
 // them concurrently (the importer) finds the stories of the batch before,
-// not committed yet. Not safe for concurrent use.
+// not committed yet; and from its second batch on it keeps a copy of the
+// window's index (storyWindow). Not safe for concurrent use.
 type StoryAssigner struct {
 	recent   [2][]member          // the members of the last two plans
 	assigned [2]map[itemKey]int64 // the story of every item of the last two plans
@@ -449,57 +450,65 @@ func Headline(title, body string) string {
 	return h
 }
 
-// lookupSQL is the one statement of an assignment: the story of each item
-// already stored ($1 posts, $2 firehose messages; 0 for a row stored before
-// stories existed), rows of kind 's'; $7 story ids drawn from the sequence,
-// rows of kind 'n'; and the candidates of the new items, rows of kind 'm'
-// or 'w'.
-//
-// A writer that probes finds them in the band index: the indexed items
-// that share a band ($3) with the new items and were seen within the
-// window ($4 to $5): one probe of story_bands_probe_idx per band, reading
-// at most $6 (story.MaxPerBand) items of it, the most recent, each item
-// once with the bands it was found by (so that the caller files it under
-// them without computing its bands again).
-//
-// A writer that keeps a copy of the window (storyWindow) probes nothing
-// ($3 empty): it fetches the items indexed by the transactions its last
-// lookup's snapshot could not see (those from $8, its xmax, and $13, the
-// ones open then), those seen within the ranges of its window it does not
-// hold yet ($9 to $10, at most $11 of each), and what this snapshot cannot
-// see ($12), row 'x': its xmax, and its open transactions joined by commas.
-// The range of written_xid has an upper bound, so that a generic plan
-// estimates few rows and walks the index.
-const lookupSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
+// An assignment runs one statement, lookupProbeSQL or lookupWindowSQL.
+// Both begin with lookupStoredSQL: the story of each item already stored
+// ($1 posts, $2 firehose messages; 0 for a row stored before stories
+// existed), rows of kind 's'; and $3 story ids drawn from the sequence,
+// rows of kind 'n'. They are two statements rather than one with a part
+// left empty, because planning each statement is a share of a single
+// item's assignment.
+const lookupStoredSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
 		NULL::timestamptz AS seen_at, NULL::timestamptz AS story_start, NULL AS features
 	FROM posts WHERE id = ANY($1::bigint[])
 UNION ALL
 SELECT 's', 'f', id, NULL, coalesce(story_id, 0), NULL, NULL, NULL FROM firehose_messages WHERE id = ANY($2::bigint[])
 UNION ALL
-SELECT 'n', '', 0, NULL, nextval('stories_id_seq'), NULL, NULL, NULL FROM generate_series(1, $7::int)
+SELECT 'n', '', 0, NULL, nextval('stories_id_seq'), NULL, NULL, NULL FROM generate_series(1, $3::int)`
+
+// lookupProbeSQL is the lookup of a writer that probes the band index for
+// the candidates of the new items, rows of kind 'm': the indexed items
+// that share a band ($4) with them and were seen within the window ($5 to
+// $6): one probe of story_bands_probe_idx per band, reading at most $7
+// (story.MaxPerBand) items of it, the most recent, each item once with the
+// bands it was found by (so that the caller files it under them without
+// computing its bands again).
+const lookupProbeSQL = lookupStoredSQL + `
 UNION ALL
 SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_start, m.features
 	FROM (SELECT l.kind, l.item_id, array_to_string(array_agg(k), ',') AS bands
-		FROM unnest($3::bigint[]) k,
-			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at >= $4 AND seen_at < $5
-				ORDER BY seen_at DESC LIMIT $6) l
+		FROM unnest($4::bigint[]) k,
+			LATERAL (SELECT kind, item_id FROM story_bands WHERE band = k AND seen_at >= $5 AND seen_at < $6
+				ORDER BY seen_at DESC LIMIT $7) l
 		GROUP BY l.kind, l.item_id) b
-	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id
+	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
+
+// lookupWindowSQL is the lookup of a writer that keeps a copy of the
+// window (storyWindow), rows of kind 'w': the items indexed by the
+// transactions its last lookup's snapshot could not see (those from $4,
+// its xmax, and $5, the ones open then), and those seen within the ranges
+// of its window it does not hold yet ($6 to $7, at most $8 of each); and
+// what this statement's snapshot cannot see, row 'x': its xmax, and its
+// open transactions joined by commas. The range of written_xid has an
+// upper bound, so that a generic plan estimates few rows and walks the
+// index; OFFSET 0 keeps the open transactions' subquery from being
+// flattened into a join, which the planner may hash over a scan of the
+// whole table, so that each is one probe of the index.
+const lookupWindowSQL = lookupStoredSQL + `
 UNION ALL
 SELECT 'w', kind::text, item_id, NULL, story_id, seen_at, story_start, features
-	FROM story_members WHERE written_xid BETWEEN $8::bigint::text::xid8 AND ($8::bigint + (1::bigint << 62))::text::xid8
+	FROM story_members WHERE written_xid BETWEEN $4::bigint::text::xid8 AND ($4::bigint + (1::bigint << 62))::text::xid8
 UNION ALL
 SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
-	FROM unnest($9::timestamptz[], $10::timestamptz[]) r(lo, hi),
-		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $11) w
+	FROM unnest($5::bigint[]) x, LATERAL (SELECT * FROM story_members WHERE written_xid = x::text::xid8 OFFSET 0) w
 UNION ALL
 SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
-	FROM unnest($13::bigint[]) x, LATERAL (SELECT * FROM story_members WHERE written_xid = x::text::xid8) w
+	FROM unnest($6::timestamptz[], $7::timestamptz[]) r(lo, hi),
+		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $8) w
 UNION ALL
 SELECT 'x', '', 0, (SELECT string_agg(x::text, ',') FROM pg_snapshot_xip(s) x), pg_snapshot_xmax(s)::text::bigint, NULL, NULL, NULL
-	FROM pg_current_snapshot() s WHERE $12::bool`
+	FROM pg_current_snapshot() s`
 
-// lookupArgs are the parameters of lookupSQL.
+// lookupArgs are the parameters of a lookup.
 type lookupArgs struct {
 	posts, firehose []int64 // items whose stored story is asked for
 	bands           []int64 // bands to probe
@@ -508,7 +517,7 @@ type lookupArgs struct {
 	window          *windowRequest // nil: no copy of the window to bring up to date
 }
 
-// looked is what lookupSQL found.
+// looked is what a lookup found.
 type looked struct {
 	stored  map[itemKey]int64
 	ids     []int64
@@ -538,8 +547,13 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		limit, rangeLo, rangeHi = w.limit, w.from, w.to
 	}
 	ranges := make([]int, len(rangeLo)) // rows of each range
-	rows, err := q.Query(ctx, lookupSQL, nonNil(args.posts), nonNil(args.firehose), nonNil(bands), args.from, args.to,
-		story.MaxPerBand, args.draw, since, nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit, args.window != nil, nonNil(open))
+	query, params := lookupProbeSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw,
+		nonNil(bands), args.from, args.to, story.MaxPerBand}
+	if args.window != nil {
+		query, params = lookupWindowSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw,
+			since, nonNil(open), nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit}
+	}
+	rows, err := q.Query(ctx, query, params...)
 	if err != nil {
 		return out, fmt.Errorf("stories: look up: %w", err)
 	}

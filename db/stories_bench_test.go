@@ -72,24 +72,39 @@ func BenchmarkAssignOneItem(b *testing.B) {
 		b.Fatal(err)
 	}
 	if testing.Verbose() {
-		// The plan of one probe: the bands of a near-duplicate.
+		// The plans of one item's lookup: the probe of the bands of a
+		// near-duplicate; and a warm writer's, which fetches what the
+		// transactions its last snapshot could not see indexed (from the
+		// current xmax on) and the last hour of the window as a range it
+		// does not hold.
 		f := story.Of(headline(n/2), "")
 		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
 			b.Fatal(err)
 		}
-		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+db.LookupSQL, []int64{}, []int64{900_000_000},
-			f.Bands(), now.Add(-story.Window), now.Add(story.Window), story.MaxPerBand, 1,
-			nil, []time.Time{}, []time.Time{}, 0, false, []int64{})
-		if err != nil {
+		var xmax int64
+		if err := conn.QueryRow(ctx, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").Scan(&xmax); err != nil {
 			b.Fatal(err)
 		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		for _, lookup := range []struct {
+			name, query string
+			args        []any
+		}{
+			{"a probe", db.LookupProbeSQL, []any{f.Bands(), now.Add(-story.Window), now.Add(story.Window), story.MaxPerBand}},
+			{"a warm writer's", db.LookupWindowSQL, []any{xmax, []int64{}, []time.Time{now.Add(-time.Hour)}, []time.Time{now}, 2*n + 1}},
+		} {
+			rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+lookup.query,
+				append([]any{[]int64{}, []int64{900_000_000}, 1}, lookup.args...)...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("plan of one item's lookup, %s, with %d stories:\n%s", lookup.name, stories, strings.Join(plan, "\n"))
+		}
 		conn.Close(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("plan of one item's lookup with %d stories:\n%s", stories, strings.Join(plan, "\n"))
 	}
 	// A writer that keeps the window in memory, warmed by two batches (the
 	// first probes, the second loads the window): its copy's load and size.

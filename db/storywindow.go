@@ -17,8 +17,8 @@ import (
 // probe.
 
 // DefaultMaxWindow is how many indexed items a writer's copy of the window
-// holds at most (about a kilobyte and a half each); beyond it the writer
-// probes the database for each batch, as a writer of one batch does.
+// holds at most, a bound on its memory; beyond it the writer probes the
+// database for each batch, as a writer of one batch does.
 const DefaultMaxWindow = 200_000
 
 // storyWindow is the copy: every indexed item seen within [from, to) and
@@ -125,7 +125,7 @@ func (w *storyWindow) forget(t time.Time) {
 	}
 }
 
-// probe is lookupSQL's probe of story_bands on the copy: of each band, the
+// probe is lookupProbeSQL's probe of story_bands on the copy: of each band, the
 // story.MaxPerBand items seen latest within [from, to), each item once,
 // with the bands it was found by.
 func (w *storyWindow) probe(bands []int64, from, to time.Time) []*member {
