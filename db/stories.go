@@ -531,9 +531,7 @@ type looked struct {
 
 func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 	out := looked{stored: map[itemKey]int64{}}
-	bands := slices.Clone(args.bands)
-	slices.Sort(bands)
-	bands = slices.Compact(bands)
+	bands := distinct(args.bands)
 	var (
 		since            *int64
 		open             []int64
@@ -637,6 +635,12 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		return out, fmt.Errorf("stories: look up: no snapshot")
 	}
 	return out, nil
+}
+
+// distinct returns the bands of a batch's items, each once, in order: a
+// band shared by several items is probed once.
+func distinct(bands []int64) []int64 {
+	return slices.Compact(slices.Sorted(slices.Values(bands)))
 }
 
 // nonNil sends an empty array rather than NULL.

@@ -125,10 +125,11 @@ func (w *storyWindow) forget(t time.Time) {
 	}
 }
 
-// probe is lookupProbeSQL's probe of story_bands on the copy: of each band, the
-// story.MaxPerBand items seen latest within [from, to), each item once,
-// with the bands it was found by.
+// probe is lookupProbeSQL's probe of story_bands on the copy: of each of
+// the distinct bands, the story.MaxPerBand items seen latest within
+// [from, to), each item once, with the bands it was found by.
 func (w *storyWindow) probe(bands []int64, from, to time.Time) []*member {
+	bands = distinct(bands)
 	found := map[*member][]int64{}
 	var order []*member
 	for _, b := range bands {
