@@ -166,6 +166,9 @@ func (f *Features) add(ws []string, to []string, head bool) []string {
 			}
 			w = "#" + v
 		} else {
+			// A coin is named as written, not by a stem that happens to
+			// be a ticker ("filing" is not Filecoin).
+			named := isName(w)
 			w = fold(w)
 			if w == "" {
 				continue
@@ -173,7 +176,7 @@ func (f *Features) add(ws []string, to []string, head bool) []string {
 			if bit, ok := stanceBits[w]; ok && head {
 				f.Stance |= bit
 			}
-			if isTicker[w] && !slices.Contains(f.Coins, w) {
+			if named && isTicker[w] && !slices.Contains(f.Coins, w) {
 				f.Coins = append(f.Coins, w)
 			}
 		}
@@ -356,10 +359,13 @@ func words(text string) []string {
 		}
 		field = strings.ToLower(field)
 		// Split on anything that is neither a letter, a digit nor a figure's
-		// character; hyphenated words become two words.
+		// character; hyphenated words become two words, except a name
+		// that joins letters and digits ("S-1", "8-K", "COVID-19"), which
+		// is a name, not a figure.
 		start := -1
 		for j, r := range field {
-			keep := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '$' || r == '%' || r == '.' || r == ','
+			keep := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '$' || r == '%' || r == '.' || r == ',' ||
+				r == '-' && namesForm(field, j)
 			if keep && start < 0 {
 				start = j
 			}
@@ -373,6 +379,14 @@ func words(text string) []string {
 		}
 	}
 	return out
+}
+
+// namesForm tells whether the hyphen at field[j] joins a letter and a
+// digit, in either order.
+func namesForm(field string, j int) bool {
+	before, _ := utf8.DecodeLastRuneInString(field[:j])
+	after, _ := utf8.DecodeRuneInString(field[j+1:])
+	return unicode.IsLetter(before) && unicode.IsDigit(after) || unicode.IsDigit(before) && unicode.IsLetter(after)
 }
 
 func appendWord(out []string, w string) []string {
@@ -455,6 +469,17 @@ func fold(w string) string {
 		return ""
 	}
 	return s
+}
+
+// isName tells whether w names a coin as written (a ticker or a name), or
+// as its plural.
+func isName(w string) bool {
+	for _, v := range [2]string{w, strings.TrimSuffix(w, "s")} {
+		if _, ok := tickers[v]; ok || isTicker[v] {
+			return true
+		}
+	}
+	return false
 }
 
 // stem strips common English suffixes, enough to make "approves",
