@@ -572,12 +572,8 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		case "x":
 			out.unseen.xmax = st
 			if found != nil {
-				for x := range strings.SplitSeq(*found, ",") {
-					v, err := strconv.ParseInt(x, 10, 64)
-					if err != nil {
-						return out, fmt.Errorf("stories: look up: open transaction %q: %w", x, err)
-					}
-					out.unseen.open = append(out.unseen.open, v)
+				if out.unseen.open, err = parseInts(*found); err != nil {
+					return out, fmt.Errorf("stories: look up: open transactions: %w", err)
 				}
 			}
 			continue
@@ -616,12 +612,8 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		if found == nil {
 			return out, fmt.Errorf("stories: look up: indexed item %c %d without its bands", key.kind, id)
 		}
-		for b := range strings.SplitSeq(*found, ",") {
-			v, err := strconv.ParseInt(b, 10, 64)
-			if err != nil {
-				return out, fmt.Errorf("stories: look up: band %q: %w", b, err)
-			}
-			m.bands = append(m.bands, v)
+		if m.bands, err = parseInts(*found); err != nil {
+			return out, fmt.Errorf("stories: look up: bands: %w", err)
 		}
 		out.members = append(out.members, m)
 	}
@@ -633,6 +625,20 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 	}
 	if args.window != nil && out.unseen.xmax == 0 {
 		return out, fmt.Errorf("stories: look up: no snapshot")
+	}
+	return out, nil
+}
+
+// parseInts reads integers joined by commas, as the lookups aggregate
+// them (array_to_string, string_agg).
+func parseInts(s string) ([]int64, error) {
+	var out []int64
+	for x := range strings.SplitSeq(s, ",") {
+		v, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", x, err)
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

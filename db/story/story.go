@@ -259,7 +259,8 @@ func Same(a, b Features) bool {
 }
 
 // match tells whether a and b tell the same story (Same) and, when they
-// do, how alike they are (Score).
+// do, how alike they are, for picking the best of several matching
+// candidates: the Jaccard similarity of their headlines' shingles.
 func match(a, b *Features) (same bool, score float64) {
 	if len(a.Head) < minWords || len(b.Head) < minWords {
 		return false, 0
@@ -277,12 +278,13 @@ func match(a, b *Features) (same bool, score float64) {
 	}
 	// The headlines agree, or one headline is mostly said by the other item.
 	common := intersect(x.head, y.head)
-	score = float64(common) / float64(len(x.head)+len(y.head)-common)
+	union := len(x.head) + len(y.head) - common
+	score = float64(common) / float64(union)
 	need := headJaccard
 	if figures > 0 {
 		need = headJaccardFigure
 	}
-	if common >= 3 && float64(common) >= need*float64(len(x.head)+len(y.head)-common) {
+	if common >= 3 && float64(common) >= need*float64(union) {
 		return true, score
 	}
 	for _, p := range [2][2]*hashedSets{{x, y}, {y, x}} {
@@ -299,18 +301,6 @@ const (
 	headJaccardFigure = 0.3 // when they give a figure in common
 	headCovered       = 0.6 // share of one headline's shingles that the other item says
 )
-
-// Score is the Jaccard similarity of the shingles, for picking the best of
-// several matching candidates.
-func Score(a, b Features) float64 {
-	x, y := a.hashes(), b.hashes()
-	common := intersect(x.head, y.head)
-	union := len(x.head) + len(y.head) - common
-	if union == 0 {
-		return 0
-	}
-	return float64(common) / float64(union)
-}
 
 // intersect counts the elements two sorted lists share.
 func intersect[E cmp.Ordered](a, b []E) int {
