@@ -19,17 +19,18 @@ type Candidate struct {
 // item with features f seen at t, the most similar one when several do;
 // ok is false when none does (the item starts a story).
 func Pick(f Features, t time.Time, candidates []Candidate) (story int64, ok bool) {
-	p := newPicker(f, t)
+	p := NewPicker(f, t)
 	for i := range candidates {
 		c := &candidates[i]
-		p.consider(c.Story, &c.Features, c.At, c.Start)
+		p.Consider(c.Story, &c.Features, c.At, c.Start)
 	}
-	return p.story, p.ok
+	return p.Story()
 }
 
-// picker applies Pick's rule to one candidate at a time, so that the
-// in-memory index need not gather its candidates first.
-type picker struct {
+// Picker applies Pick's rule to one candidate at a time, so that an index
+// need not gather its candidates first: between candidates of equal score
+// the first considered wins.
+type Picker struct {
 	f     Features
 	t     time.Time
 	best  float64
@@ -37,11 +38,12 @@ type picker struct {
 	ok    bool
 }
 
-func newPicker(f Features, t time.Time) picker { return picker{f: f, t: t, best: -1} }
+// NewPicker picks the story of an item with features f seen at t.
+func NewPicker(f Features, t time.Time) Picker { return Picker{f: f, t: t, best: -1} }
 
-// consider weighs a candidate of story, seen at at, whose story began at
+// Consider weighs a candidate of story, seen at at, whose story began at
 // start.
-func (p *picker) consider(story int64, cf *Features, at, start time.Time) {
+func (p *Picker) Consider(story int64, cf *Features, at, start time.Time) {
 	if d := p.t.Sub(at); d > Window || d < -Window {
 		return
 	}
@@ -56,6 +58,10 @@ func (p *picker) consider(story int64, cf *Features, at, start time.Time) {
 		p.best, p.story, p.ok = s, story, true
 	}
 }
+
+// Story is the story picked so far; ok is false while no candidate tells
+// the same story.
+func (p *Picker) Story() (story int64, ok bool) { return p.story, p.ok }
 
 // MaxPerBand is how many items of one band a lookup reads at most, the
 // most recent: a band shared by many items (a templated headline) costs
@@ -101,7 +107,7 @@ func (x *Index) Add(f Features, t time.Time) int64 {
 	if n := len(x.members); len(x.seen) < n {
 		x.seen = append(x.seen, make([]uint64, n-len(x.seen))...)
 	}
-	p := newPicker(f, t)
+	p := NewPicker(f, t)
 	for _, b := range bands {
 		list := x.bands[b]
 		list = list[max(0, len(list)-MaxPerBand):] // the most recent
@@ -109,11 +115,11 @@ func (x *Index) Add(f Features, t time.Time) int64 {
 			if x.seen[m] != x.adds {
 				x.seen[m] = x.adds
 				c := &x.members[m].Candidate
-				p.consider(c.Story, &c.Features, c.At, x.starts[c.Story])
+				p.Consider(c.Story, &c.Features, c.At, x.starts[c.Story])
 			}
 		}
 	}
-	id, ok := p.story, p.ok
+	id, ok := p.Story()
 	if !ok {
 		id = x.next
 		x.next++

@@ -82,13 +82,15 @@ type Features struct {
 
 type hashedSets struct{ head, words, coins, figures []uint64 }
 
-// hashed sets f.sets.
+// hashed sets f.sets, the four sets in one array.
 func (f *Features) hashed() {
+	all := make([]uint64, 0, len(f.Head)+len(f.Words)+len(f.Coins)+len(f.Figures))
 	hash := func(ws []string) []uint64 {
-		hs := make([]uint64, len(ws))
-		for i, w := range ws {
-			hs[i] = xxh3.HashString(w)
+		start := len(all)
+		for _, w := range ws {
+			all = append(all, xxh3.HashString(w))
 		}
+		hs := all[start:len(all):len(all)]
 		slices.Sort(hs)
 		return hs
 	}
@@ -104,6 +106,14 @@ func (f *Features) hashes() *hashedSets {
 		return c.sets
 	}
 	return f.sets
+}
+
+// Slim returns f without its words: what Same and a Picker read (the
+// hashed sets and the stance) and nothing else, for a writer that holds
+// many items' features in memory. Bands and Encode need the words: take
+// them first.
+func (f Features) Slim() Features {
+	return Features{Stance: f.Stance, sets: f.hashes()}
 }
 
 // Of computes the features of an item from its title (may be empty) and
@@ -262,13 +272,13 @@ func Same(a, b Features) bool {
 // do, how alike they are, for picking the best of several matching
 // candidates: the Jaccard similarity of their headlines' shingles.
 func match(a, b *Features) (same bool, score float64) {
-	if len(a.Head) < minWords || len(b.Head) < minWords {
+	x, y := a.hashes(), b.hashes()
+	if len(x.head) < minWords || len(y.head) < minWords {
 		return false, 0
 	}
 	if contradict(a.Stance, b.Stance) {
 		return false, 0
 	}
-	x, y := a.hashes(), b.hashes()
 	if len(x.coins) > 0 && len(y.coins) > 0 && intersect(x.coins, y.coins) == 0 {
 		return false, 0 // "SEC approves spot XRP ETFs" is not the SOL story
 	}
