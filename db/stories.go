@@ -51,11 +51,13 @@ type Querier interface {
 	Query(ctx context.Context, query string, args ...any) (Rows, error)
 }
 
-// Rows is the part of a result set the assigner reads.
+// Rows is the part of a result set the assigner reads. Close releases
+// rows not read to the end (the end closes them).
 type Rows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
+	Close()
 }
 
 // SQLQuerier runs statements on database/sql (bun.DB, bun.Tx, bun.Conn).
@@ -81,6 +83,8 @@ func (q SQLQuerier) Query(ctx context.Context, query string, args ...any) (Rows,
 
 // sqlRows closes itself at the end, as pgx's rows do.
 type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { _ = r.Rows.Close() }
 
 func (r sqlRows) Next() bool {
 	if r.Rows.Next() {
@@ -122,6 +126,14 @@ type StoryAssigner struct {
 	window    *storyWindow // from the second batch on, unless probing
 	probing   bool         // the window outgrew MaxWindow: probe for good
 	assigns   int          // batches assigned
+	marks     uint64       // the last stamp of member.mark
+	// scratch are the maps of an assignment, cleared and used again by
+	// the next: a writer's batches are alike in size.
+	scratch struct {
+		byBand   map[int64][]*member
+		known    map[int64]knownStory
+		inRecent map[itemKey]bool
+	}
 }
 
 // maxIDBlock bounds the story ids an assigner draws ahead: ids drawn and
@@ -142,6 +154,30 @@ type member struct {
 	start time.Time // the story's first item
 	f     story.Features
 	bands []int64
+	mark  uint64 // see Assign
+}
+
+// knownStory is what an assignment knows of a story from its members
+// among the candidates: how many are indexed and when the first began.
+type knownStory struct {
+	members int
+	start   time.Time
+}
+
+// with counts one more member, whose story began at start.
+func (k knownStory) with(start time.Time) knownStory {
+	if k.members == 0 || start.Before(k.start) {
+		k.start = start
+	}
+	k.members++
+	return k
+}
+
+// byKey orders members by kind and id: candidates are considered in this
+// order whichever found them, the probe or the copy of the window, so that
+// between candidates of equal score the same one wins.
+func byKey(x, y *member) int {
+	return cmp.Or(cmp.Compare(x.kind, y.kind), cmp.Compare(x.id, y.id))
 }
 
 // StoryPlan is what a batch of assigned items writes besides themselves:
@@ -173,6 +209,9 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	plan := &StoryPlan{stories: map[int64]*storyDelta{}}
 	if len(items) == 0 {
 		return plan, nil
+	}
+	if a.scratch.byBand == nil {
+		a.scratch.byBand, a.scratch.known, a.scratch.inRecent = map[int64][]*member{}, map[int64]knownStory{}, map[itemKey]bool{}
 	}
 	order := make([]int, 0, len(items))
 	feats := make([]story.Features, len(items))
@@ -228,7 +267,7 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		return nil, err
 	}
 	if args.window != nil {
-		if look.members, err = a.candidates(ctx, q, look, probe, from, to); err != nil {
+		if look.found, err = a.candidates(ctx, q, look, probe, from, to); err != nil {
 			return nil, err
 		}
 	}
@@ -247,38 +286,46 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	if len(order) == 0 {
 		return plan, nil
 	}
-	// Candidates: the database's, the last plans', and this batch's own
-	// as it goes.
-	byBand := map[int64][]*member{}
-	sizes := map[int64]int{} // members indexed per story, as far as known
-	starts := map[int64]time.Time{}
-	add := func(m *member) {
-		for _, b := range m.bands {
-			byBand[b] = append(byBand[b], m)
-		}
-		sizes[m.story]++
-		if s, ok := starts[m.story]; !ok || m.start.Before(s) {
-			starts[m.story] = m.start
+	// Candidates: the last plans', the database's that are not among them
+	// (a plan committed already is in both), and this batch's own as it
+	// goes; each counted once, whether or not the plans before have
+	// committed. A member is marked with a.marks when counted, and again
+	// when an item considers it (it may share several bands with the
+	// item): stamps rather than sets, so that the candidates of an item
+	// cost no allocation.
+	byBand, known, inRecent := a.scratch.byBand, a.scratch.known, a.scratch.inRecent
+	clear(byBand)
+	clear(known)
+	clear(inRecent)
+	a.marks++
+	count := func(m *member) {
+		if m.mark != a.marks {
+			m.mark = a.marks
+			known[m.story] = known[m.story].with(m.start)
 		}
 	}
-	// The last plans' members, and those of the database that are not
-	// among them (a plan committed already is in both): each counted once,
-	// whether or not the plans before have committed.
-	inRecent := map[itemKey]bool{}
 	for _, ms := range a.recent {
 		for i := range ms {
-			add(&ms[i])
-			inRecent[itemKey{ms[i].kind, ms[i].id}] = true
+			m := &ms[i]
+			count(m)
+			for _, b := range m.bands {
+				byBand[b] = append(byBand[b], m)
+			}
+			inRecent[itemKey{m.kind, m.id}] = true
 		}
 	}
-	// In one order whichever found them, the probe or the copy of the
-	// window: between candidates of equal score the first considered wins.
-	slices.SortFunc(look.members, func(x, y *member) int {
-		return cmp.Or(cmp.Compare(x.kind, y.kind), cmp.Compare(x.id, y.id))
-	})
-	for _, m := range look.members {
-		if !inRecent[itemKey{m.kind, m.id}] {
-			add(m)
+	for b, list := range look.found {
+		kept := list[:0] // the lookup's own lists
+		for _, m := range list {
+			if !inRecent[itemKey{m.kind, m.id}] {
+				count(m)
+				kept = append(kept, m)
+			}
+		}
+		if len(byBand[b]) == 0 {
+			byBand[b] = kept
+		} else {
+			byBand[b] = append(byBand[b], kept...)
 		}
 	}
 
@@ -289,21 +336,19 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		return int(items[x].ID - items[y].ID)
 	})
 	var fresh []*storyDelta // new stories, numbered once counted
-	var cands []story.Candidate
-	seen := map[*member]bool{}
 	for _, i := range order {
 		it := &items[i]
-		cands = cands[:0]
-		clear(seen)
+		a.marks++
+		pick := story.NewPicker(feats[i], it.CreatedAt)
 		for _, b := range bands[i] {
 			for _, m := range byBand[b] {
-				if !seen[m] {
-					seen[m] = true
-					cands = append(cands, story.Candidate{Story: m.story, Features: m.f, At: m.at, Start: starts[m.story]})
+				if m.mark != a.marks {
+					m.mark = a.marks
+					pick.Consider(m.story, &m.f, m.at, known[m.story].start)
 				}
 			}
 		}
-		id, ok := story.Pick(feats[i], it.CreatedAt, cands)
+		id, ok := pick.Story()
 		if !ok {
 			// A provisional id below zero until the new ids are drawn.
 			id = -int64(len(fresh) + 1)
@@ -312,14 +357,18 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		}
 		*it.Story = id
 		plan.grow(it)
+		k, ok := known[id]
 		start := it.CreatedAt
-		if s, ok := starts[id]; ok && s.Before(start) {
-			start = s
+		if ok && k.start.Before(start) {
+			start = k.start
 		}
-		if sizes[id] < story.MembersIndexed && len(bands[i]) > 0 {
+		if k.members < story.MembersIndexed && len(bands[i]) > 0 {
 			m := &member{kind: it.Kind, id: it.ID, story: id, at: it.CreatedAt, start: start, f: feats[i], bands: bands[i]}
 			plan.members = append(plan.members, *m)
-			add(m)
+			for _, b := range m.bands {
+				byBand[b] = append(byBand[b], m)
+			}
+			known[id] = k.with(start)
 		}
 	}
 	if len(fresh) > 0 {
@@ -376,7 +425,7 @@ func (a *StoryAssigner) warm() bool {
 // lookup fetched and returns the candidates of bands in [from, to); when the
 // window holds more than MaxWindow items, it drops the copy and probes the
 // database, as it will from now on.
-func (a *StoryAssigner) candidates(ctx context.Context, q Querier, look looked, bands []int64, from, to time.Time) ([]*member, error) {
+func (a *StoryAssigner) candidates(ctx context.Context, q Querier, look looked, bands []int64, from, to time.Time) (map[int64][]*member, error) {
 	w := a.window
 	for _, m := range look.window {
 		w.add(m)
@@ -387,7 +436,7 @@ func (a *StoryAssigner) candidates(ctx context.Context, q Querier, look looked, 
 	}
 	a.window, a.probing = nil, true
 	probed, err := lookup(ctx, q, lookupArgs{bands: bands, from: from, to: to})
-	return probed.members, err
+	return probed.found, err
 }
 
 // pending returns the story given to it by one of the last plans (0 for
@@ -450,20 +499,28 @@ func Headline(title, body string) string {
 	return h
 }
 
-// An assignment runs one statement, lookupProbeSQL or lookupWindowSQL.
-// Both begin with lookupStoredSQL: the story of each item already stored
-// ($1 posts, $2 firehose messages; 0 for a row stored before stories
-// existed), rows of kind 's'; and $3 story ids drawn from the sequence,
-// rows of kind 'n'. They are two statements rather than one with a part
-// left empty, because planning each statement is a share of a single
-// item's assignment.
+// An assignment runs one statement: lookupProbeSQL, or for a writer that
+// keeps a copy of the window lookupTailSQL or lookupWindowSQL. Each begins
+// with lookupStoredSQL: the story of each post already stored ($1; 0 for a
+// row stored before stories existed), rows of kind 's'; the firehose
+// messages already stored ($2), rows of kind 'i', found in
+// firehose_message_ids so that the statement plans no partition of the
+// firehose (their stories are read by storedFirehoseSQL, a statement of
+// its own for the batches that update messages); and $3 story ids drawn
+// from the sequence, rows of kind 'n'. They are separate statements rather
+// than one with parts left empty, because planning each statement is most
+// of a single item's assignment.
 const lookupStoredSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
 		NULL::timestamptz AS seen_at, NULL::timestamptz AS story_start, NULL AS features
 	FROM posts WHERE id = ANY($1::bigint[])
 UNION ALL
-SELECT 's', 'f', id, NULL, coalesce(story_id, 0), NULL, NULL, NULL FROM firehose_messages WHERE id = ANY($2::bigint[])
+SELECT 'i', 'f', id, NULL, 0, NULL, NULL, NULL FROM firehose_message_ids WHERE id = ANY($2::bigint[])
 UNION ALL
 SELECT 'n', '', 0, NULL, nextval('stories_id_seq'), NULL, NULL, NULL FROM generate_series(1, $3::int)`
+
+// storedFirehoseSQL reads the stories of the firehose messages ($1) that
+// a lookup found stored (0 for a row stored before stories existed).
+const storedFirehoseSQL = `SELECT id, coalesce(story_id, 0) FROM firehose_messages WHERE id = ANY($1::bigint[])`
 
 // lookupProbeSQL is the lookup of a writer that probes the band index for
 // the candidates of the new items, rows of kind 'm': the indexed items
@@ -482,28 +539,36 @@ SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_sta
 		GROUP BY l.kind, l.item_id) b
 	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
 
-// lookupWindowSQL is the lookup of a writer that keeps a copy of the
-// window (storyWindow), rows of kind 'w': the items indexed by the
-// transactions its last lookup's snapshot could not see (those from $4,
-// its xmax, and $5, the ones open then), and those seen within the ranges
-// of its window it does not hold yet ($6 to $7, at most $8 of each); and
-// what this statement's snapshot cannot see, row 'x': its xmax, and its
-// open transactions joined by commas. The range of written_xid has an
-// upper bound, so that a generic plan estimates few rows and walks the
-// index; OFFSET 0 keeps the open transactions' subquery from being
-// flattened into a join, which the planner may hash over a scan of the
-// whole table, so that each is one probe of the index.
-const lookupWindowSQL = lookupStoredSQL + `
+// lookupTailSQL is the lookup of a writer that keeps a copy of the window
+// (storyWindow) and holds the whole window of its batch, rows of kind 'w':
+// the items indexed by the transactions its last lookup's snapshot could
+// not see (those from $4, its xmax, and $5, the ones open then); and what
+// this statement's snapshot cannot see, row 'x': its xmax, and its open
+// transactions joined by commas. The range of written_xid has an upper
+// bound, so that a generic plan estimates few rows and walks the index;
+// OFFSET 0 keeps the open transactions' subquery from being flattened into
+// a join, which the planner may hash over a scan of the whole table, so
+// that each is one probe of the index.
+const lookupTailSQL = lookupStoredSQL + lookupWrittenSQL + lookupSnapshotSQL
+
+// lookupWindowSQL is lookupTailSQL for a writer whose copy lacks ranges of
+// its batch's window: it also fetches the items seen within those ranges
+// ($6 to $7, at most $8 of each).
+const lookupWindowSQL = lookupStoredSQL + lookupWrittenSQL + `
+UNION ALL
+SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
+	FROM unnest($6::timestamptz[], $7::timestamptz[]) r(lo, hi),
+		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $8) w` + lookupSnapshotSQL
+
+const lookupWrittenSQL = `
 UNION ALL
 SELECT 'w', kind::text, item_id, NULL, story_id, seen_at, story_start, features
 	FROM story_members WHERE written_xid BETWEEN $4::bigint::text::xid8 AND ($4::bigint + (1::bigint << 62))::text::xid8
 UNION ALL
 SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
-	FROM unnest($5::bigint[]) x, LATERAL (SELECT * FROM story_members WHERE written_xid = x::text::xid8 OFFSET 0) w
-UNION ALL
-SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
-	FROM unnest($6::timestamptz[], $7::timestamptz[]) r(lo, hi),
-		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $8) w
+	FROM unnest($5::bigint[]) x, LATERAL (SELECT * FROM story_members WHERE written_xid = x::text::xid8 OFFSET 0) w`
+
+const lookupSnapshotSQL = `
 UNION ALL
 SELECT 'x', '', 0, (SELECT string_agg(x::text, ',') FROM pg_snapshot_xip(s) x), pg_snapshot_xmax(s)::text::bigint, NULL, NULL, NULL
 	FROM pg_current_snapshot() s`
@@ -519,10 +584,12 @@ type lookupArgs struct {
 
 // looked is what a lookup found.
 type looked struct {
-	stored  map[itemKey]int64
-	ids     []int64
-	members []*member // the probe's, with the bands they were found by
-	window  []*member // for the copy of the window, with all their bands
+	stored map[itemKey]int64
+	ids    []int64
+	// found are the probe's candidates: under each band, the items found
+	// by it, in byKey order.
+	found  map[int64][]*member
+	window []*member // for the copy of the window, with all their bands
 	// full is set when a range of the window has more items than the copy
 	// may hold.
 	full   bool
@@ -547,7 +614,10 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 	ranges := make([]int, len(rangeLo)) // rows of each range
 	query, params := lookupProbeSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw,
 		nonNil(bands), args.from, args.to, story.MaxPerBand}
-	if args.window != nil {
+	switch {
+	case args.window != nil && len(rangeLo) == 0:
+		query, params = lookupTailSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw, since, nonNil(open)}
+	case args.window != nil:
 		query, params = lookupWindowSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw,
 			since, nonNil(open), nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit}
 	}
@@ -555,6 +625,9 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 	if err != nil {
 		return out, fmt.Errorf("stories: look up: %w", err)
 	}
+	defer rows.Close()
+	var storedFirehose []int64
+	var probed []*member // rows 'm', with the bands they were found by
 	for rows.Next() {
 		var (
 			src, kind   string
@@ -568,6 +641,9 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		switch src {
 		case "n":
 			out.ids = append(out.ids, st)
+			continue
+		case "i":
+			storedFirehose = append(storedFirehose, id)
 			continue
 		case "x":
 			out.unseen.xmax = st
@@ -606,6 +682,7 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		}
 		if src == "w" {
 			m.bands = m.f.Bands()
+			m.f = m.f.Slim()
 			out.window = append(out.window, m)
 			continue
 		}
@@ -615,10 +692,23 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		if m.bands, err = parseInts(*found); err != nil {
 			return out, fmt.Errorf("stories: look up: bands: %w", err)
 		}
-		out.members = append(out.members, m)
+		m.f = m.f.Slim()
+		probed = append(probed, m)
 	}
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("stories: look up: %w", err)
+	}
+	slices.SortFunc(probed, byKey)
+	out.found = make(map[int64][]*member, len(bands))
+	for _, m := range probed {
+		for _, b := range m.bands {
+			out.found[b] = append(out.found[b], m)
+		}
+	}
+	if len(storedFirehose) > 0 {
+		if err := lookupStoredFirehose(ctx, q, storedFirehose, out.stored); err != nil {
+			return out, err
+		}
 	}
 	if len(out.ids) != args.draw {
 		return out, fmt.Errorf("stories: look up: %d story ids drawn, want %d", len(out.ids), args.draw)
@@ -627,6 +717,28 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		return out, fmt.Errorf("stories: look up: no snapshot")
 	}
 	return out, nil
+}
+
+// lookupStoredFirehose sets the stories of the stored firehose messages
+// ids in stored. A message deleted since the lookup found it is left out,
+// as a row stored before stories existed is: both are assigned as new.
+func lookupStoredFirehose(ctx context.Context, q Querier, ids []int64, stored map[itemKey]int64) error {
+	rows, err := q.Query(ctx, storedFirehoseSQL, ids)
+	if err != nil {
+		return fmt.Errorf("stories: look up stored messages: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, s int64
+		if err := rows.Scan(&id, &s); err != nil {
+			return fmt.Errorf("stories: look up stored messages: %w", err)
+		}
+		stored[itemKey{KindFirehose, id}] = s
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("stories: look up stored messages: %w", err)
+	}
+	return nil
 }
 
 // parseInts reads integers joined by commas, as the lookups aggregate

@@ -65,14 +65,18 @@ type windowRequest struct {
 // forward in time; one that jumps far loads afresh).
 func (w *storyWindow) request(from, to time.Time, maxItems int) windowRequest {
 	req := windowRequest{since: &w.unseen, limit: maxItems + 1, held: w.members}
+	// The copy reaches loadAhead past the batch's window, so that a writer
+	// whose items move forward (the live writer, an import in time order)
+	// loads a range once in a while, not with each batch.
+	ahead := to.Add(loadAhead)
 	switch {
 	case w.from.IsZero() || !from.Before(w.to) || !to.After(w.from):
 		// Nothing held overlaps: load the range afresh.
 		clear(w.members)
 		clear(w.bands)
 		req.since = nil
-		req.from, req.to = []time.Time{from}, []time.Time{to}
-		w.from, w.to = from, to
+		req.from, req.to = []time.Time{from}, []time.Time{ahead}
+		w.from, w.to = from, ahead
 		return req
 	}
 	if from.Before(w.from) {
@@ -83,11 +87,14 @@ func (w *storyWindow) request(from, to time.Time, maxItems int) windowRequest {
 		w.from = from
 	}
 	if to.After(w.to) {
-		req.from, req.to = append(req.from, w.to), append(req.to, to)
-		w.to = to
+		req.from, req.to = append(req.from, w.to), append(req.to, ahead)
+		w.to = ahead
 	}
 	return req
 }
+
+// loadAhead is how far past a batch's window the copy loads.
+const loadAhead = story.Window / 4
 
 // add files m under its bands, unless the copy holds it or it was seen
 // outside the copy's bounds (a range the copy will load when it needs it).
@@ -127,27 +134,20 @@ func (w *storyWindow) forget(t time.Time) {
 
 // probe is lookupProbeSQL's probe of story_bands on the copy: of each of
 // the distinct bands, the story.MaxPerBand items seen latest within
-// [from, to), each item once, with the bands it was found by.
-func (w *storyWindow) probe(bands []int64, from, to time.Time) []*member {
+// [from, to), in byKey order.
+func (w *storyWindow) probe(bands []int64, from, to time.Time) map[int64][]*member {
 	bands = distinct(bands)
-	found := map[*member][]int64{}
-	var order []*member
+	found := make(map[int64][]*member, len(bands))
 	for _, b := range bands {
 		list := w.bands[b]
 		end := sort.Search(len(list), func(i int) bool { return !list[i].at.Before(to) })
-		for i, n := end-1, 0; i >= 0 && n < story.MaxPerBand && !list[i].at.Before(from); i, n = i-1, n+1 {
-			m := list[i]
-			if found[m] == nil {
-				order = append(order, m)
-			}
-			found[m] = append(found[m], b)
+		start := end
+		for start > 0 && end-start < story.MaxPerBand && !list[start-1].at.Before(from) {
+			start--
+		}
+		if start < end {
+			found[b] = slices.SortedFunc(slices.Values(list[start:end]), byKey)
 		}
 	}
-	out := make([]*member, len(order))
-	for i, m := range order {
-		c := *m
-		c.bands = found[m]
-		out[i] = &c
-	}
-	return out
+	return found
 }
