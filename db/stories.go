@@ -151,8 +151,8 @@ type member struct {
 	id    int64
 	story int64
 	at    time.Time
-	start time.Time // the story's first item
-	f     story.Features
+	start time.Time      // the story's first item
+	f     story.Features // without its words (Slim) when read from the database
 	bands []int64
 	mark  uint64 // see Assign
 }
@@ -540,15 +540,8 @@ SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_sta
 	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
 
 // lookupTailSQL is the lookup of a writer that keeps a copy of the window
-// (storyWindow) and holds the whole window of its batch, rows of kind 'w':
-// the items indexed by the transactions its last lookup's snapshot could
-// not see (those from $4, its xmax, and $5, the ones open then); and what
-// this statement's snapshot cannot see, row 'x': its xmax, and its open
-// transactions joined by commas. The range of written_xid has an upper
-// bound, so that a generic plan estimates few rows and walks the index;
-// OFFSET 0 keeps the open transactions' subquery from being flattened into
-// a join, which the planner may hash over a scan of the whole table, so
-// that each is one probe of the index.
+// (storyWindow) and holds the whole window of its batch: lookupWrittenSQL
+// and lookupSnapshotSQL.
 const lookupTailSQL = lookupStoredSQL + lookupWrittenSQL + lookupSnapshotSQL
 
 // lookupWindowSQL is lookupTailSQL for a writer whose copy lacks ranges of
@@ -560,6 +553,13 @@ SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start,
 	FROM unnest($6::timestamptz[], $7::timestamptz[]) r(lo, hi),
 		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $8) w` + lookupSnapshotSQL
 
+// lookupWrittenSQL fetches the items indexed by the transactions the
+// writer's last lookup's snapshot could not see (those from $4, its xmax,
+// and $5, the ones open then), rows of kind 'w'. The range of written_xid
+// has an upper bound, so that a generic plan estimates few rows and walks
+// the index; OFFSET 0 keeps the open transactions' subquery from being
+// flattened into a join, which the planner may hash over a scan of the
+// whole table, so that each is one probe of the index.
 const lookupWrittenSQL = `
 UNION ALL
 SELECT 'w', kind::text, item_id, NULL, story_id, seen_at, story_start, features
@@ -568,6 +568,8 @@ UNION ALL
 SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
 	FROM unnest($5::bigint[]) x, LATERAL (SELECT * FROM story_members WHERE written_xid = x::text::xid8 OFFSET 0) w`
 
+// lookupSnapshotSQL is what the statement's snapshot cannot see, row 'x':
+// its xmax, and its open transactions joined by commas.
 const lookupSnapshotSQL = `
 UNION ALL
 SELECT 'x', '', 0, (SELECT string_agg(x::text, ',') FROM pg_snapshot_xip(s) x), pg_snapshot_xmax(s)::text::bigint, NULL, NULL, NULL
