@@ -34,6 +34,12 @@ import (
 // DefaultServerURL is used when DATABASE_URL is not set. Its database part is ignored.
 const DefaultServerURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
+// connectTimeout bounds a test database's connection attempts: the tests
+// share a busy machine, where starting a backend can take far longer than
+// the service's default allows, and a refused connection would fail a test
+// for the machine's load rather than for the code.
+const connectTimeout = 30 * time.Second
+
 var (
 	setupOnce   sync.Once
 	setupErr    error
@@ -126,7 +132,7 @@ func NewWithURL(t testing.TB) (*bun.DB, string) {
 		t.Fatalf("dbtest: clone template: %v", err)
 	}
 	url := URL(name)
-	bdb, err := db.Open(url, db.Options{MaxOpenConns: 8})
+	bdb, err := db.Open(url, db.Options{MaxOpenConns: 8, ConnectTimeout: connectTimeout})
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
@@ -187,7 +193,7 @@ func setup(ctx context.Context) error {
 	if err := db.Migrate(ctx, url, io.Discard); err != nil {
 		return fmt.Errorf("migrate template: %w", err)
 	}
-	bdb, err := db.Open(url, db.Options{NoStatementLimit: true})
+	bdb, err := db.Open(url, db.Options{NoStatementLimit: true, ConnectTimeout: connectTimeout})
 	if err != nil {
 		return err
 	}
