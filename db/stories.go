@@ -614,14 +614,16 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		limit, rangeLo, rangeHi = w.limit, w.from, w.to
 	}
 	ranges := make([]int, len(rangeLo)) // rows of each range
-	query, params := lookupProbeSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw,
-		nonNil(bands), args.from, args.to, story.MaxPerBand}
+	// Every lookup begins with lookupStoredSQL's parameters.
+	params := []any{nonNil(args.posts), nonNil(args.firehose), args.draw}
+	var query string
 	switch {
-	case args.window != nil && len(rangeLo) == 0:
-		query, params = lookupTailSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw, since, nonNil(open)}
-	case args.window != nil:
-		query, params = lookupWindowSQL, []any{nonNil(args.posts), nonNil(args.firehose), args.draw,
-			since, nonNil(open), nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit}
+	case args.window == nil:
+		query, params = lookupProbeSQL, append(params, nonNil(bands), args.from, args.to, story.MaxPerBand)
+	case len(rangeLo) == 0:
+		query, params = lookupTailSQL, append(params, since, nonNil(open))
+	default:
+		query, params = lookupWindowSQL, append(params, since, nonNil(open), nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit)
 	}
 	rows, err := q.Query(ctx, query, params...)
 	if err != nil {
