@@ -138,15 +138,26 @@ func (w *storyWindow) forget(t time.Time) {
 func (w *storyWindow) probe(bands []int64, from, to time.Time) map[int64][]*member {
 	bands = distinct(bands)
 	found := make(map[int64][]*member, len(bands))
+	// One array for every band's list: a probe allocates once.
+	all := make([]*member, 0, len(bands)*story.MaxPerBand)
 	for _, b := range bands {
 		list := w.bands[b]
-		end := sort.Search(len(list), func(i int) bool { return !list[i].at.Before(to) })
+		// A writer's items are mostly the latest: then the whole list
+		// is seen before to, and the search, a read of a member per
+		// step, is spared.
+		end := len(list)
+		if end > 0 && !list[end-1].at.Before(to) {
+			end = sort.Search(len(list), func(i int) bool { return !list[i].at.Before(to) })
+		}
 		start := end
 		for start > 0 && end-start < story.MaxPerBand && !list[start-1].at.Before(from) {
 			start--
 		}
 		if start < end {
-			found[b] = slices.SortedFunc(slices.Values(list[start:end]), byKey)
+			n := len(all)
+			all = append(all, list[start:end]...)
+			found[b] = all[n:len(all):len(all)]
+			slices.SortFunc(found[b], byKey)
 		}
 	}
 	return found

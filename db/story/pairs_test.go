@@ -277,3 +277,36 @@ func ExampleSame() {
 	fmt.Println(story.Same(a, b), story.Same(a, c))
 	// Output: true false
 }
+
+// TestSameWithoutShortcuts: every pair of items of the labelled set gets
+// the same verdict from Same whether its features come from Of (with the
+// hashed sets and the summaries that reject a candidate early), from Slim,
+// or are built from the exported fields alone (hashed on demand, without
+// the summaries): the shortcuts never change a decision.
+func TestSameWithoutShortcuts(t *testing.T) {
+	var all []story.Features
+	for _, ev := range readEvents(t) {
+		for _, it := range ev {
+			all = append(all, story.Of(it.Title, it.Body))
+		}
+	}
+	plain := func(f story.Features) story.Features {
+		return story.Features{Head: f.Head, Words: f.Words, Coins: f.Coins, Figures: f.Figures, Stance: f.Stance}
+	}
+	same := 0
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			want := story.Same(plain(a), plain(b))
+			if story.Same(a, b) != want || story.Same(a.Slim(), b.Slim()) != want {
+				t.Fatalf("Same(%q, %q): %v without shortcuts, not with them", a.Head, b.Head, want)
+			}
+			if want {
+				same++
+			}
+		}
+	}
+	if same == 0 {
+		t.Fatal("no pair of the set is the same story: the test checks nothing")
+	}
+	t.Logf("%d items, %d pairs the same story", len(all), same)
+}

@@ -71,7 +71,11 @@ type Features struct {
 	// says the second. The body is not read: "record redemptions one day
 	// after record inflows" is an outflow story.
 	Stance uint64
-
+	// coinBits and figureBits have bit h%64 set for the hash h of each of
+	// Coins and Figures (0 for features without sets): two items whose
+	// bits share none share no coin, or no figure, which rejects most
+	// candidates without reading their sets from memory.
+	coinBits, figureBits uint64
 	// sets are Head, Words, Coins and Figures hashed and sorted, set by Of
 	// and Decode: a detector weighs each item against dozens of
 	// candidates, and counting what two items share is then a merge of
@@ -95,6 +99,15 @@ func (f *Features) hashed() {
 		return hs
 	}
 	f.sets = &hashedSets{head: hash(f.Head), words: hash(f.Words), coins: hash(f.Coins), figures: hash(f.Figures)}
+	f.coinBits, f.figureBits = bitsOf(f.sets.coins), bitsOf(f.sets.figures)
+}
+
+func bitsOf(hashes []uint64) uint64 {
+	var bits uint64
+	for _, h := range hashes {
+		bits |= 1 << (h % 64)
+	}
+	return bits
 }
 
 // hashes returns f's sets, computed now for features built otherwise
@@ -113,7 +126,10 @@ func (f *Features) hashes() *hashedSets {
 // many items' features in memory. Bands and Encode need the words: take
 // them first.
 func (f Features) Slim() Features {
-	return Features{Stance: f.Stance, sets: f.hashes()}
+	if f.sets == nil {
+		f.hashed()
+	}
+	return Features{Stance: f.Stance, sets: f.sets, coinBits: f.coinBits, figureBits: f.figureBits}
 }
 
 // Of computes the features of an item from its title (may be empty) and
@@ -272,6 +288,9 @@ func Same(a, b Features) bool {
 // do, how alike they are, for picking the best of several matching
 // candidates: the Jaccard similarity of their headlines' shingles.
 func match(a, b *Features) (same bool, score float64) {
+	if disjoint(a.coinBits, b.coinBits) || disjoint(a.figureBits, b.figureBits) {
+		return false, 0 // as the checks of coins and figures below decide
+	}
 	x, y := a.hashes(), b.hashes()
 	if len(x.head) < minWords || len(y.head) < minWords {
 		return false, 0
@@ -311,6 +330,12 @@ const (
 	headJaccardFigure = 0.3 // when they give a figure in common
 	headCovered       = 0.6 // share of one headline's shingles that the other item says
 )
+
+// disjoint tells whether two items' bits of coins (or figures) show that
+// both name some and share none.
+func disjoint(a, b uint64) bool {
+	return a != 0 && b != 0 && a&b == 0
+}
 
 // intersect counts the elements two sorted lists share.
 func intersect[E cmp.Ordered](a, b []E) int {
