@@ -41,6 +41,21 @@ type StoryItem struct {
 	Coins     []string
 	// Story receives the item's story id (the row's story_id column).
 	Story *int64
+
+	// The item's features and index keys, set by Prepare.
+	features *story.Features
+	bands    []int64
+}
+
+// Prepare computes what Assign reads of the item's text. Assign prepares
+// the items not prepared yet; a writer that assigns its batches one after
+// the other prepares a batch while the batch before it is assigned, so
+// that this work, most of an item's, is not part of that chain.
+func (it *StoryItem) Prepare() {
+	if it.features == nil {
+		f := story.Of(it.Title, it.Body)
+		it.features, it.bands = &f, f.Bands()
+	}
 }
 
 // Querier runs statements: a bun transaction or database (SQLQuerier) or
@@ -126,6 +141,10 @@ type StoryAssigner struct {
 	window    *storyWindow // from the second batch on, unless probing
 	probing   bool         // the window outgrew MaxWindow: probe for good
 	assigns   int          // batches assigned
+	// written are the members of the last plans by batch (assigns modulo
+	// its length), until a warm lookup fetches them from the database:
+	// their features need not be decoded again.
+	written [8]map[itemKey]*member
 	marks     uint64       // the last stamp of member.mark
 	// scratch are the maps of an assignment, cleared and used again by
 	// the next: a writer's batches are alike in size.
@@ -230,8 +249,8 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		} else {
 			firehoseIDs = append(firehoseIDs, it.ID)
 		}
-		feats[i] = story.Of(it.Title, it.Body)
-		bands[i] = feats[i].Bands()
+		it.Prepare()
+		feats[i], bands[i] = *it.features, it.bands
 		probe = append(probe, bands[i]...)
 		if lo.IsZero() || it.CreatedAt.Before(lo) {
 			lo = it.CreatedAt
@@ -259,6 +278,7 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	a.assigns++
 	if a.warm() {
 		req := a.window.request(from, to, a.maxWindow())
+		req.mine = a.mine
 		args.bands, args.window = nil, &req
 	}
 	look, err := lookup(ctx, q, args)
@@ -394,6 +414,16 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		}
 	}
 	a.recent[0], a.recent[1] = a.recent[1], plan.members
+	mine := a.written[a.assigns%len(a.written)]
+	if mine == nil {
+		mine = map[itemKey]*member{}
+		a.written[a.assigns%len(a.written)] = mine
+	}
+	clear(mine)
+	for k := range plan.members {
+		m := &plan.members[k]
+		mine[itemKey{m.kind, m.id}] = m
+	}
 	assigned := make(map[itemKey]int64, len(order))
 	for _, i := range order {
 		assigned[itemKey{items[i].Kind, items[i].ID}] = *items[i].Story
@@ -437,6 +467,26 @@ func (a *StoryAssigner) candidates(ctx context.Context, q Querier, look looked, 
 	a.window, a.probing = nil, true
 	probed, err := lookup(ctx, q, lookupArgs{bands: bands, from: from, to: to})
 	return probed.found, err
+}
+
+// mine returns the member the assigner planned for key, if one of its
+// last plans did, and forgets it: a warm lookup fetches each member once.
+func (a *StoryAssigner) mine(key itemKey) *member {
+	for _, planned := range a.written {
+		if m := planned[key]; m != nil {
+			delete(planned, key)
+			return m
+		}
+	}
+	return nil
+}
+
+// planned returns what mine returns, nil for a request without it.
+func (r *windowRequest) planned(key itemKey) *member {
+	if r.mine == nil {
+		return nil
+	}
+	return r.mine(key)
 }
 
 // pending returns the story given to it by one of the last plans (0 for
@@ -681,14 +731,20 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 			}
 		}
 		m := &member{kind: key.kind, id: id, story: st, at: *seen, start: *start}
-		if m.f, err = story.Decode(*enc); err != nil {
-			return out, err
-		}
 		if src == "w" {
-			m.bands = m.f.Bands()
-			m.f = m.f.Slim()
+			if planned := args.window.planned(key); planned != nil {
+				m.f, m.bands = planned.f.Slim(), planned.bands
+			} else {
+				if m.f, err = story.Decode(*enc); err != nil {
+					return out, err
+				}
+				m.bands, m.f = m.f.Bands(), m.f.Slim()
+			}
 			out.window = append(out.window, m)
 			continue
+		}
+		if m.f, err = story.Decode(*enc); err != nil {
+			return out, err
 		}
 		if found == nil {
 			return out, fmt.Errorf("stories: look up: indexed item %c %d without its bands", key.kind, id)

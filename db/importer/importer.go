@@ -417,6 +417,15 @@ func (im *importer[T, K]) assignStories(ctx context.Context, b, after *batch[T, 
 		b.unassigned = err != nil
 		close(b.assigned)
 	}()
+	var items []db.StoryItem
+	if im.res.story != nil && !im.opts.noStories {
+		// Prepared while the batch before is assigned.
+		items = make([]db.StoryItem, len(b.rows))
+		for i := range b.rows {
+			items[i] = im.res.story(&b.rows[i])
+			items[i].Prepare()
+		}
+	}
 	if after != nil {
 		select {
 		case <-after.assigned:
@@ -428,12 +437,8 @@ func (im *importer[T, K]) assignStories(ctx context.Context, b, after *batch[T, 
 			return errEarlierBatch
 		}
 	}
-	if im.res.story == nil || im.opts.noStories || len(b.rows) == 0 {
+	if len(items) == 0 {
 		return nil
-	}
-	items := make([]db.StoryItem, len(b.rows))
-	for i := range b.rows {
-		items[i] = im.res.story(&b.rows[i])
 	}
 	plan, err := im.stories.Assign(ctx, db.SQLQuerier{DB: im.bdb.DB}, items)
 	if err != nil {
