@@ -141,11 +141,11 @@ type StoryAssigner struct {
 	window    *storyWindow // from the second batch on, unless probing
 	probing   bool         // the window outgrew MaxWindow: probe for good
 	assigns   int          // batches assigned
+	marks     uint64       // the last stamp of member.mark
 	// written are the members of the last plans by batch (assigns modulo
 	// its length), until a warm lookup fetches them from the database:
 	// their features need not be decoded again.
 	written [8]map[itemKey]*member
-	marks     uint64       // the last stamp of member.mark
 	// scratch are the maps of an assignment, cleared and used again by
 	// the next: a writer's batches are alike in size.
 	scratch struct {
