@@ -139,7 +139,6 @@ func HasScanTarget(model any, col string) bool {
 const (
 	LookupProbeSQL  = lookupProbeSQL
 	LookupWindowSQL = lookupWindowSQL
-	LookupTailSQL   = lookupTailSQL
 )
 
 // WindowHeld is how many indexed items a's copy of the window holds; -1

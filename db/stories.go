@@ -550,23 +550,16 @@ func Headline(title, body string) string {
 }
 
 // An assignment runs one statement: lookupProbeSQL, or for a writer that
-// keeps a copy of the window lookupTailSQL or lookupWindowSQL. Each begins
-// with lookupStoredSQL: the story of each post already stored ($1; 0 for a
-// row stored before stories existed), rows of kind 's'; the firehose
-// messages already stored ($2), rows of kind 'i', found in
-// firehose_message_ids so that the statement plans no partition of the
-// firehose (their stories are read by storedFirehoseSQL, a statement of
-// its own for the batches that update messages); and $3 story ids drawn
-// from the sequence, rows of kind 'n'. They are separate statements rather
-// than one with parts left empty, because planning each statement is most
-// of a single item's assignment.
-const lookupStoredSQL = `SELECT 's' AS src, 'p' AS kind, id AS item_id, NULL AS bands, coalesce(story_id, 0) AS story_id,
-		NULL::timestamptz AS seen_at, NULL::timestamptz AS story_start, NULL AS features
-	FROM posts WHERE id = ANY($1::bigint[])
-UNION ALL
-SELECT 'i', 'f', id, NULL, 0, NULL, NULL, NULL FROM firehose_message_ids WHERE id = ANY($2::bigint[])
-UNION ALL
-SELECT 'n', '', 0, NULL, nextval('stories_id_seq'), NULL, NULL, NULL FROM generate_series(1, $3::int)`
+// keeps a copy of the window lookupWindowSQL. Both begin with the rows of
+// story_lookup_stored (migration 20261127200001_story_lookup_plans): the
+// story of each post already stored ($1; 0 for a row stored before stories
+// existed), rows of kind 's'; the firehose messages already stored ($2),
+// rows of kind 'i', whose stories storedFirehoseSQL reads in a statement
+// of its own for the batches that update messages; and $3 story ids drawn
+// from the sequence, rows of kind 'n'. The functions of that migration
+// keep their plans for the connection, because planning was most of a
+// single item's assignment.
+const lookupStoredSQL = `SELECT * FROM story_lookup_stored($1::bigint[], $2::bigint[], $3::int)`
 
 // storedFirehoseSQL reads the stories of the firehose messages ($1) that
 // a lookup found stored (0 for a row stored before stories existed).
@@ -589,41 +582,16 @@ SELECT 'm', b.kind::text, b.item_id, b.bands, m.story_id, m.seen_at, m.story_sta
 		GROUP BY l.kind, l.item_id) b
 	JOIN story_members m ON m.kind = b.kind AND m.item_id = b.item_id`
 
-// lookupTailSQL is the lookup of a writer that keeps a copy of the window
-// (storyWindow) and holds the whole window of its batch: lookupWrittenSQL
-// and lookupSnapshotSQL.
-const lookupTailSQL = lookupStoredSQL + lookupWrittenSQL + lookupSnapshotSQL
-
-// lookupWindowSQL is lookupTailSQL for a writer whose copy lacks ranges of
-// its batch's window: it also fetches the items seen within those ranges
-// ($6 to $7, at most $8 of each).
-const lookupWindowSQL = lookupStoredSQL + lookupWrittenSQL + `
-UNION ALL
-SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
-	FROM unnest($6::timestamptz[], $7::timestamptz[]) r(lo, hi),
-		LATERAL (SELECT * FROM story_members WHERE seen_at >= r.lo AND seen_at < r.hi LIMIT $8) w` + lookupSnapshotSQL
-
-// lookupWrittenSQL fetches the items indexed by the transactions the
-// writer's last lookup's snapshot could not see (those from $4, its xmax,
-// and $5, the ones open then), rows of kind 'w'. The range of written_xid
-// has an upper bound, so that a generic plan estimates few rows and walks
-// the index; OFFSET 0 keeps the open transactions' subquery from being
-// flattened into a join, which the planner may hash over a scan of the
-// whole table, so that each is one probe of the index.
-const lookupWrittenSQL = `
-UNION ALL
-SELECT 'w', kind::text, item_id, NULL, story_id, seen_at, story_start, features
-	FROM story_members WHERE written_xid BETWEEN $4::bigint::text::xid8 AND ($4::bigint + (1::bigint << 62))::text::xid8
-UNION ALL
-SELECT 'w', w.kind::text, w.item_id, NULL, w.story_id, w.seen_at, w.story_start, w.features
-	FROM unnest($5::bigint[]) x, LATERAL (SELECT * FROM story_members WHERE written_xid = x::text::xid8 OFFSET 0) w`
-
-// lookupSnapshotSQL is what the statement's snapshot cannot see, row 'x':
-// its xmax, and its open transactions joined by commas.
-const lookupSnapshotSQL = `
-UNION ALL
-SELECT 'x', '', 0, (SELECT string_agg(x::text, ',') FROM pg_snapshot_xip(s) x), pg_snapshot_xmax(s)::text::bigint, NULL, NULL, NULL
-	FROM pg_current_snapshot() s`
+// lookupWindowSQL is the lookup of a writer that keeps a copy of the
+// window (storyWindow), story_window_lookup: after the stored part, in one
+// snapshot, the items indexed by the transactions the writer's last
+// lookup's snapshot could not see (those from $4, its xmax, and $5, the
+// ones open then) and those seen within the ranges its copy lacks ($6 to
+// $7, at most $8 of each; none for a writer whose copy holds its batch's
+// window), rows of kind 'w'; and a row 'x' with what the snapshot cannot
+// see: its xmax, and its open transactions joined by commas.
+const lookupWindowSQL = `SELECT * FROM story_window_lookup($1::bigint[], $2::bigint[], $3::int,
+	$4::bigint, $5::bigint[], $6::timestamptz[], $7::timestamptz[], $8::int)`
 
 // lookupArgs are the parameters of a lookup.
 type lookupArgs struct {
@@ -664,16 +632,13 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		limit, rangeLo, rangeHi = w.limit, w.from, w.to
 	}
 	ranges := make([]int, len(rangeLo)) // rows of each range
-	// Every lookup begins with lookupStoredSQL's parameters.
+	// Every lookup begins with story_lookup_stored's parameters.
 	params := []any{nonNil(args.posts), nonNil(args.firehose), args.draw}
-	var query string
-	switch {
-	case args.window == nil:
+	query := lookupWindowSQL
+	if args.window == nil {
 		query, params = lookupProbeSQL, append(params, nonNil(bands), args.from, args.to, story.MaxPerBand)
-	case len(rangeLo) == 0:
-		query, params = lookupTailSQL, append(params, since, nonNil(open))
-	default:
-		query, params = lookupWindowSQL, append(params, since, nonNil(open), nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit)
+	} else {
+		params = append(params, since, nonNil(open), nonNilTimes(rangeLo), nonNilTimes(rangeHi), limit)
 	}
 	rows, err := q.Query(ctx, query, params...)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/feedapi/feedapi/db"
 	"github.com/feedapi/feedapi/db/dbtest"
@@ -27,8 +28,9 @@ import (
 // calls (each in its own transaction, rolled back), half of them
 // near-duplicates of an indexed item, and apart for the two halves
 // (new-…, dup-…: an item of a new story finds few candidates, a
-// near-duplicate about a hundred); with -v the plan of one probe is
-// logged. The fill is checkpointed before the calls, so that they do not
+// near-duplicate about a hundred); with -v the plans of one item's
+// lookups are logged (auto_explain's, with the statements inside the
+// lookup functions). The fill is checkpointed before the calls, so that they do not
 // share the machine with the write-back of a million rows. The floor is
 // measured in the same loop, on the same connection and as many times:
 // after each Assign, in its transaction, a SELECT 1
@@ -77,9 +79,17 @@ func BenchmarkAssignOneItem(b *testing.B) {
 		// transactions its last snapshot could not see indexed (from the
 		// current xmax on), with the last hour of the window as a range it
 		// does not hold, and without (a writer whose copy holds its
-		// batch's window).
+		// batch's window). Most of the statements run inside the lookup
+		// functions, whose plans EXPLAIN does not show: auto_explain
+		// logs every statement's, sent to this connection as notices.
 		f := story.Of(headline(n/2), "")
-		conn, err := pgx.Connect(ctx, url)
+		cfg, err := pgx.ParseConfig(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var notices []string
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n.Message) }
+		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,22 +103,32 @@ func BenchmarkAssignOneItem(b *testing.B) {
 		}{
 			{"a probe", db.LookupProbeSQL, []any{f.Bands(), now.Add(-story.Window), now.Add(story.Window), story.MaxPerBand}},
 			{"a warm writer's that loads a range", db.LookupWindowSQL, []any{xmax, []int64{}, []time.Time{now.Add(-time.Hour)}, []time.Time{now}, 2*n + 1}},
-			{"a warm writer's that holds its window", db.LookupTailSQL, []any{xmax, []int64{}}},
+			{"a warm writer's that holds its window", db.LookupWindowSQL, []any{xmax, []int64{}, []time.Time{}, []time.Time{}, 2*n + 1}},
 		} {
 			// The second run's: the pages the first read are in the cache,
 			// as a writer's are.
-			var plan []string
-			for range 2 {
-				rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+lookup.query,
-					append([]any{[]int64{}, []int64{900_000_000}, 1}, lookup.args...)...)
+			for run := range 2 {
+				if run == 1 {
+					if _, err := conn.Exec(ctx, `LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+						SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on;
+						SET auto_explain.log_nested_statements = on; SET client_min_messages = log`); err != nil {
+						b.Fatal(err)
+					}
+					notices = nil
+				}
+				rows, err := conn.Query(ctx, lookup.query, append([]any{[]int64{}, []int64{900_000_000}, 1}, lookup.args...)...)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if plan, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+				rows.Close()
+				if err := rows.Err(); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.Logf("plan of one item's lookup, %s, with %d stories:\n%s", lookup.name, stories, strings.Join(plan, "\n"))
+			if _, err := conn.Exec(ctx, "SET auto_explain.log_min_duration = -1; SET client_min_messages = notice"); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("plans of one item's lookup, %s, with %d stories:\n%s", lookup.name, stories, strings.Join(notices, "\n"))
 		}
 		conn.Close(ctx)
 	}
