@@ -142,10 +142,10 @@ type StoryAssigner struct {
 	probing   bool         // the window outgrew MaxWindow: probe for good
 	assigns   int          // batches assigned
 	marks     uint64       // the last stamp of member.mark
-	// written are the members of the last plans by batch (assigns modulo
+	// planned are the members of the last plans by batch (assigns modulo
 	// its length), until a warm lookup fetches them from the database:
 	// their features need not be decoded again.
-	written [8]map[itemKey]*member
+	planned [8]map[itemKey]*member
 	// scratch are the maps of an assignment, cleared and used again by
 	// the next: a writer's batches are alike in size.
 	scratch struct {
@@ -278,7 +278,7 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	a.assigns++
 	if a.warm() {
 		req := a.window.request(from, to, a.maxWindow())
-		req.mine = a.mine
+		req.planned = a.takePlanned
 		args.bands, args.window = nil, &req
 	}
 	look, err := lookup(ctx, q, args)
@@ -414,15 +414,15 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		}
 	}
 	a.recent[0], a.recent[1] = a.recent[1], plan.members
-	mine := a.written[a.assigns%len(a.written)]
-	if mine == nil {
-		mine = map[itemKey]*member{}
-		a.written[a.assigns%len(a.written)] = mine
+	planned := a.planned[a.assigns%len(a.planned)]
+	if planned == nil {
+		planned = map[itemKey]*member{}
+		a.planned[a.assigns%len(a.planned)] = planned
 	}
-	clear(mine)
+	clear(planned)
 	for k := range plan.members {
 		m := &plan.members[k]
-		mine[itemKey{m.kind, m.id}] = m
+		planned[itemKey{m.kind, m.id}] = m
 	}
 	assigned := make(map[itemKey]int64, len(order))
 	for _, i := range order {
@@ -469,24 +469,17 @@ func (a *StoryAssigner) candidates(ctx context.Context, q Querier, look looked, 
 	return probed.found, err
 }
 
-// mine returns the member the assigner planned for key, if one of its
-// last plans did, and forgets it: a warm lookup fetches each member once.
-func (a *StoryAssigner) mine(key itemKey) *member {
-	for _, planned := range a.written {
+// takePlanned returns the member the assigner planned for key, if one of
+// its last plans did, and forgets it: a warm lookup fetches each member
+// once.
+func (a *StoryAssigner) takePlanned(key itemKey) *member {
+	for _, planned := range a.planned {
 		if m := planned[key]; m != nil {
 			delete(planned, key)
 			return m
 		}
 	}
 	return nil
-}
-
-// planned returns what mine returns, nil for a request without it.
-func (r *windowRequest) planned(key itemKey) *member {
-	if r.mine == nil {
-		return nil
-	}
-	return r.mine(key)
 }
 
 // pending returns the story given to it by one of the last plans (0 for
@@ -697,8 +690,12 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		}
 		m := &member{kind: key.kind, id: id, story: st, at: *seen, start: *start}
 		if src == "w" {
-			if planned := args.window.planned(key); planned != nil {
-				m.f, m.bands = planned.f.Slim(), planned.bands
+			var own *member
+			if args.window.planned != nil {
+				own = args.window.planned(key)
+			}
+			if own != nil {
+				m.f, m.bands = own.f.Slim(), own.bands
 			} else {
 				if m.f, err = story.Decode(*enc); err != nil {
 					return out, err

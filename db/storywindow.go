@@ -57,9 +57,9 @@ type windowRequest struct {
 	// that was open at the last lookup may have indexed them, or not),
 	// they are not decoded again.
 	held map[itemKey]*member
-	// mine returns the member the writer planned for an item, if it did
-	// lately: its features are not decoded again.
-	mine func(itemKey) *member
+	// planned returns the member the writer planned for an item, if it
+	// did lately: its features are not decoded again.
+	planned func(itemKey) *member
 }
 
 // request is the lookup that brings the copy up to date for items seen
