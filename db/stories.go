@@ -233,8 +233,6 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		a.scratch.byBand, a.scratch.known, a.scratch.inRecent = map[int64][]*member{}, map[int64]knownStory{}, map[itemKey]bool{}
 	}
 	order := make([]int, 0, len(items))
-	feats := make([]story.Features, len(items))
-	bands := make([][]int64, len(items))
 	var probe, postIDs, firehoseIDs []int64
 	var lo, hi time.Time
 	for i := range items {
@@ -250,8 +248,7 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 			firehoseIDs = append(firehoseIDs, it.ID)
 		}
 		it.Prepare()
-		feats[i], bands[i] = *it.features, it.bands
-		probe = append(probe, bands[i]...)
+		probe = append(probe, it.bands...)
 		if lo.IsZero() || it.CreatedAt.Before(lo) {
 			lo = it.CreatedAt
 		}
@@ -277,8 +274,7 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	args := lookupArgs{posts: postIDs, firehose: firehoseIDs, bands: probe, from: from, to: to, draw: draw}
 	a.assigns++
 	if a.warm() {
-		req := a.window.request(from, to, a.maxWindow())
-		req.planned = a.takePlanned
+		req := a.window.request(from, to, a.maxWindow(), a.takePlanned)
 		args.bands, args.window = nil, &req
 	}
 	look, err := lookup(ctx, q, args)
@@ -359,8 +355,8 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 	for _, i := range order {
 		it := &items[i]
 		a.marks++
-		pick := story.NewPicker(feats[i], it.CreatedAt)
-		for _, b := range bands[i] {
+		pick := story.NewPicker(*it.features, it.CreatedAt)
+		for _, b := range it.bands {
 			for _, m := range byBand[b] {
 				if m.mark != a.marks {
 					m.mark = a.marks
@@ -382,8 +378,8 @@ func (a *StoryAssigner) Assign(ctx context.Context, q Querier, items []StoryItem
 		if ok && k.start.Before(start) {
 			start = k.start
 		}
-		if k.members < story.MembersIndexed && len(bands[i]) > 0 {
-			m := &member{kind: it.Kind, id: it.ID, story: id, at: it.CreatedAt, start: start, f: feats[i], bands: bands[i]}
+		if k.members < story.MembersIndexed && len(it.bands) > 0 {
+			m := &member{kind: it.Kind, id: it.ID, story: id, at: it.CreatedAt, start: start, f: *it.features, bands: it.bands}
 			plan.members = append(plan.members, *m)
 			for _, b := range m.bands {
 				byBand[b] = append(byBand[b], m)
@@ -690,11 +686,7 @@ func lookup(ctx context.Context, q Querier, args lookupArgs) (looked, error) {
 		}
 		m := &member{kind: key.kind, id: id, story: st, at: *seen, start: *start}
 		if src == "w" {
-			var own *member
-			if args.window.planned != nil {
-				own = args.window.planned(key)
-			}
-			if own != nil {
+			if own := args.window.planned(key); own != nil {
 				m.f, m.bands = own.f.Slim(), own.bands
 			} else {
 				if m.f, err = story.Decode(*enc); err != nil {

@@ -65,9 +65,10 @@ type windowRequest struct {
 // request is the lookup that brings the copy up to date for items seen
 // within [from, to), and moves the copy's bounds there: what it held
 // before from is forgotten once it is far behind (a writer's items move
-// forward in time; one that jumps far loads afresh).
-func (w *storyWindow) request(from, to time.Time, maxItems int) windowRequest {
-	req := windowRequest{since: &w.unseen, limit: maxItems + 1, held: w.members}
+// forward in time; one that jumps far loads afresh). planned is the
+// writer's memory of its own members (windowRequest.planned).
+func (w *storyWindow) request(from, to time.Time, maxItems int, planned func(itemKey) *member) windowRequest {
+	req := windowRequest{since: &w.unseen, limit: maxItems + 1, held: w.members, planned: planned}
 	// The copy reaches loadAhead past the batch's window, so that a writer
 	// whose items move forward (the live writer, an import in time order)
 	// loads a range once in a while, not with each batch.
