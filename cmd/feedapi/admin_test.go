@@ -75,7 +75,7 @@ type opsServer struct {
 func startInProcess(t *testing.T, dbURL string, args ...string) *opsServer {
 	t.Helper()
 	var c cli
-	parser, err := kong.New(&c, kong.Vars{"default_database_url": db.DefaultURL, "version": versionLine()},
+	parser, err := kong.New(&c, cliVars(),
 		kong.Exit(func(int) { t.Fatalf("feedapi exited while parsing %q", args) }))
 	if err != nil {
 		t.Fatal(err)

@@ -63,11 +63,12 @@ func (c seedCmd) options() seed.Options {
 
 // importCmd upserts NDJSON files.
 type importCmd struct {
-	Kind     string        `arg:"" enum:"posts,briefs,firehose,etf-flows,etf-funds,etf-fund-flows" help:"What the file holds: posts, briefs, firehose, etf-flows, etf-funds or etf-fund-flows (a fund's figures after the fund)."`
-	File     string        `arg:"" optional:"" default:"-" help:"NDJSON file to read; - (the default) reads standard input."`
-	Batch    int           `default:"1000" help:"Rows per insert statement and transaction."`
-	Follow   bool          `help:"Read lines as they arrive (a pipe from a scraper) and commit each one, or the few that arrived together, within milliseconds; stop at the end of the input or on SIGTERM, after committing what was read."`
-	Progress time.Duration `name:"progress-interval" default:"10s" help:"When stderr is not a terminal, how often an \"import progress\" line is logged (0: after every batch); on a terminal a status line shows the progress instead."`
+	Kind        string        `arg:"" enum:"posts,briefs,firehose,etf-flows,etf-funds,etf-fund-flows" help:"What the file holds: posts, briefs, firehose, etf-flows, etf-funds or etf-fund-flows (a fund's figures after the fund)."`
+	File        string        `arg:"" optional:"" default:"-" help:"NDJSON file to read; - (the default) reads standard input."`
+	Batch       int           `default:"1000" help:"Rows per insert statement and transaction."`
+	Follow      bool          `help:"Read lines as they arrive (a pipe from a scraper) and commit each one, or the few that arrived together, within milliseconds; stop at the end of the input or on SIGTERM, after committing what was read."`
+	Progress    time.Duration `name:"progress-interval" default:"10s" help:"When stderr is not a terminal, how often an \"import progress\" line is logged (0: after every batch); on a terminal a status line shows the progress instead."`
+	StoryWindow int           `name:"story-window" env:"FEEDAPI_STORY_WINDOW" default:"${default_story_window}" help:"How many indexed items of the stories' 48-hour window the import keeps in memory (about 1 KB each) to find each item's story; when the window holds more, or with 0, each batch probes the database's story index instead, which is slower."`
 	retentionFlag
 }
 
@@ -79,6 +80,9 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 	}
 	if c.Progress < 0 {
 		return fmt.Errorf("--progress-interval must be 0 (every batch) or more")
+	}
+	if c.StoryWindow < 0 {
+		return fmt.Errorf("--story-window must be 0 (probe the database for every batch) or more")
 	}
 	retention, err := c.parse()
 	if err != nil {
@@ -108,7 +112,7 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 	}
 	progress := newImportProgress(c.Kind, in, total, tty, g.logger, c.Progress)
 	opts := importer.Options{BatchSize: c.Batch, Rejects: g.stderr, Follow: c.Follow, Progress: progress.report,
-		MaxTickerLen: limits.TickerMaxLen, FirehoseRetention: retention}
+		MaxTickerLen: limits.TickerMaxLen, FirehoseRetention: retention, StoryWindow: storyWindow(c.StoryWindow)}
 	if tty != nil {
 		opts.Rejects = progress
 	}
@@ -119,4 +123,13 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 	}
 	fmt.Fprintf(g.stdout, "%s: %d lines read, %d imported, %d rejected\n", c.Kind, res.Read, res.Imported, res.Rejected)
 	return res.Err()
+}
+
+// storyWindow maps --story-window to importer.Options.StoryWindow, where 0
+// is the default and the flag's "none" is below 0.
+func storyWindow(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -98,7 +99,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exitCode = code }),
 		kong.UsageOnError(),
-		kong.Vars{"default_database_url": db.DefaultURL, "version": versionLine()},
+		cliVars(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {
@@ -124,6 +125,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// cliVars are the values the flags' tags name: defaults declared where
+// the rule they configure lives.
+func cliVars() kong.Vars {
+	return kong.Vars{
+		"default_database_url": db.DefaultURL,
+		"default_story_window": strconv.Itoa(db.DefaultMaxWindow),
+		"version":              versionLine(),
+	}
 }
 
 // usageArgs turns a bare "feedapi", which kong would refuse with a list of

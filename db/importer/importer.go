@@ -66,6 +66,11 @@ type Options struct {
 	// bring the month back (and move firehose_oldest) until the next
 	// retention run dropped it again.
 	FirehoseRetention db.Retention
+	// StoryWindow bounds how many indexed items the import keeps in memory
+	// to find its items' stories (db.StoryAssigner.MaxWindow: 0 is
+	// db.DefaultMaxWindow, below 0 none, every batch probing the
+	// database's index instead).
+	StoryWindow int
 
 	// noStories leaves the story of new rows unset (story_id null), as
 	// rows written before stories existed: the throughput benchmark's
@@ -187,6 +192,7 @@ type reject struct {
 
 func run[T any, K comparable](ctx context.Context, bdb *bun.DB, r io.Reader, opts Options, res resource[T, K]) (Result, error) {
 	im := &importer[T, K]{res: res, bdb: bdb, opts: opts, index: map[K]int{}}
+	im.stories.MaxWindow = opts.StoryWindow
 	read := im.readAll
 	if opts.Follow {
 		read = im.follow
