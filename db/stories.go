@@ -792,7 +792,10 @@ func nonNilTimes(ts []time.Time) []time.Time {
 
 // upsertStoriesSQL adds a batch's items to their stories, creating the new
 // ones; rows are taken in id order, so that two writers lock shared
-// stories in the same order.
+// stories in the same order. A list is rebuilt only when the batch brings
+// something it lacks: most items join from a source, with coins and a
+// pane, their story has already, and rebuilding the three lists was as
+// costly as the rest of the row's update.
 const upsertStoriesSQL = `INSERT INTO stories AS s (id, first_seen_at, last_seen_at, size, headline, sources, coins, panes)
 	SELECT id, first, last, n, headline,
 		string_to_array(sources, E'\x1f'), coalesce(string_to_array(coins, E'\x1f'), '{}'), coalesce(string_to_array(panes, E'\x1f'), '{}')
@@ -804,9 +807,12 @@ const upsertStoriesSQL = `INSERT INTO stories AS s (id, first_seen_at, last_seen
 		headline = CASE WHEN EXCLUDED.first_seen_at < s.first_seen_at THEN EXCLUDED.headline ELSE s.headline END,
 		first_seen_at = least(s.first_seen_at, EXCLUDED.first_seen_at),
 		last_seen_at = greatest(s.last_seen_at, EXCLUDED.last_seen_at),
-		sources = ARRAY(SELECT DISTINCT x FROM unnest(s.sources || EXCLUDED.sources) x ORDER BY x),
-		coins = ARRAY(SELECT DISTINCT x FROM unnest(s.coins || EXCLUDED.coins) x ORDER BY x),
-		panes = ARRAY(SELECT DISTINCT x FROM unnest(s.panes || EXCLUDED.panes) x ORDER BY x)`
+		sources = CASE WHEN EXCLUDED.sources <@ s.sources THEN s.sources
+			ELSE ARRAY(SELECT DISTINCT x FROM unnest(s.sources || EXCLUDED.sources) x ORDER BY x) END,
+		coins = CASE WHEN EXCLUDED.coins <@ s.coins THEN s.coins
+			ELSE ARRAY(SELECT DISTINCT x FROM unnest(s.coins || EXCLUDED.coins) x ORDER BY x) END,
+		panes = CASE WHEN EXCLUDED.panes <@ s.panes THEN s.panes
+			ELSE ARRAY(SELECT DISTINCT x FROM unnest(s.panes || EXCLUDED.panes) x ORDER BY x) END`
 
 // insertIndexSQL indexes the members of a batch: their features and their
 // bands, in one statement.

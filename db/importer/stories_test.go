@@ -76,17 +76,41 @@ func TestImportStories(t *testing.T) {
 		seen[s] = id
 	}
 	var size int
-	var sources []string
+	var sources, coins, panes []string
 	var headline string
-	if err := bdb.NewRaw("SELECT size, sources, headline FROM stories WHERE id = ?", sol).
-		Scan(context.Background(), &size, pgdialect.Array(&sources), &headline); err != nil {
-		t.Fatal(err)
+	read := func() {
+		t.Helper()
+		if err := bdb.NewRaw("SELECT size, sources, coins, panes, headline FROM stories WHERE id = ?", sol).
+			Scan(context.Background(), &size, pgdialect.Array(&sources), pgdialect.Array(&coins), pgdialect.Array(&panes), &headline); err != nil {
+			t.Fatal(err)
+		}
 	}
+	read()
 	if want := []string{"CoinDesk", "Reuters", "The Block"}; !slices.Equal(sources, want) {
 		t.Errorf("SOL story: sources %q, want %q", sources, want)
 	}
+	if !slices.Equal(coins, []string{"SOL"}) || !slices.Equal(panes, []string{"news"}) {
+		t.Errorf("SOL story: coins %q, panes %q; want [SOL], [news]", coins, panes)
+	}
 	if size != 4 || headline != "SEC approves spot Solana ETFs from six issuers" {
 		t.Errorf("SOL story: size %d, headline %q; want 4, the first item's title", size, headline)
+	}
+	// A later item from a source, and on a pane, the story lacks adds
+	// them to its lists, in order and once each.
+	tweet := line(firehoseBase, `"id":20000008`, `"created_at":"2030-03-02T16:00:00Z"`, `"pane":"twitter"`,
+		`"source":"@WatcherGuru"`, `"body":"JUST IN: 🇺🇸 SEC approves spot $SOL ETFs."`)
+	if res, rejects := run(t, bdb, importer.KindFirehose, importer.Options{}, tweet); res.Rejected != 0 {
+		t.Fatalf("rejected: %s", rejects)
+	}
+	if got := storyOf(t, bdb, 20000008); got != sol {
+		t.Fatalf("the tweet: story %d, want %d (the SOL ETF story)", got, sol)
+	}
+	read()
+	if want := []string{"@WatcherGuru", "CoinDesk", "Reuters", "The Block"}; !slices.Equal(sources, want) || size != 5 {
+		t.Errorf("SOL story after the tweet: sources %q, size %d; want %q, 5", sources, size, want)
+	}
+	if !slices.Equal(coins, []string{"SOL"}) || !slices.Equal(panes, []string{"news", "twitter"}) {
+		t.Errorf("SOL story after the tweet: coins %q, panes %q; want [SOL], [news twitter]", coins, panes)
 	}
 }
 
