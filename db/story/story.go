@@ -153,8 +153,8 @@ func Of(title, body string) Features {
 			head, rest = head[:maxHead], append(head[maxHead:], rest...)
 		}
 	}
-	f.Head = f.add(head, nil, true)
-	f.Words = f.add(rest, slices.Clone(f.Head), false)
+	f.Head = f.add(head, make([]string, 0, min(maxWords, len(head))), true)
+	f.Words = f.add(rest, append(make([]string, 0, min(maxWords, len(f.Head)+len(rest))), f.Head...), false)
 	slices.Sort(f.Head)
 	slices.Sort(f.Words)
 	slices.Sort(f.Figures)
@@ -182,7 +182,7 @@ func firstSentence(text string) (string, string) {
 // figures, coins and stance are noted on the way.
 func (f *Features) add(ws []string, to []string, head bool) []string {
 	for i := 0; i < len(ws); i++ {
-		w := strings.Trim(ws[i], ".,")
+		w := trimPunct(ws[i])
 		if v, ok := figure(w, next(ws, i)); ok {
 			if next(ws, i) != "" && unit[next(ws, i)] != 0 {
 				i++
@@ -215,7 +215,7 @@ func (f *Features) add(ws []string, to []string, head bool) []string {
 
 func next(ws []string, i int) string {
 	if i+1 < len(ws) {
-		return strings.Trim(ws[i+1], ".,")
+		return trimPunct(ws[i+1])
 	}
 	return ""
 }
@@ -371,8 +371,9 @@ func contradict(a, b uint64) bool {
 // retweet marker are dropped, and a word keeps the characters that make
 // figures ($, %, ., ,) so that figure can read them.
 func words(text string) []string {
-	var out []string
-	for i, field := range strings.Fields(text) {
+	fields := strings.Fields(text)
+	out := make([]string, 0, len(fields))
+	for i, field := range fields {
 		if strings.HasPrefix(field, "http://") || strings.HasPrefix(field, "https://") || strings.HasPrefix(field, "www.") {
 			continue
 		}
@@ -414,9 +415,21 @@ func namesForm(field string, j int) bool {
 	return unicode.IsLetter(before) && unicode.IsDigit(after) || unicode.IsDigit(before) && unicode.IsLetter(after)
 }
 
+// trimPunct trims the full stops and commas around a word, which a
+// figure's characters keep inside it: strings.Trim(w, ".,"), without
+// building a set of the two for each of the many words of an item.
+func trimPunct(w string) string {
+	for len(w) > 0 && (w[0] == '.' || w[0] == ',') {
+		w = w[1:]
+	}
+	for len(w) > 0 && (w[len(w)-1] == '.' || w[len(w)-1] == ',') {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
 func appendWord(out []string, w string) []string {
-	w = strings.Trim(w, ".,")
-	w = strings.TrimLeft(w, "$")
+	w = strings.TrimLeft(trimPunct(w), "$")
 	if w == "" {
 		return out
 	}
@@ -437,10 +450,10 @@ func figure(w, after string) (string, bool) {
 	pct := strings.HasSuffix(w, "%")
 	w = strings.TrimSuffix(w, "%")
 	mult := 1.0
-	for suf, m := range unit {
-		if len(suf) <= 2 && strings.HasSuffix(w, suf) {
+	for _, suf := range unitSuffixes {
+		if strings.HasSuffix(w, suf) {
 			if _, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSuffix(w, suf), ",", ""), 64); err == nil {
-				mult, w = m, strings.TrimSuffix(w, suf)
+				mult, w = unit[suf], strings.TrimSuffix(w, suf)
 				break
 			}
 		}
@@ -472,6 +485,19 @@ var unit = map[string]float64{
 	"b": 1e9, "bn": 1e9, "billion": 1e9, "billions": 1e9,
 	"t": 1e12, "tn": 1e12, "trillion": 1e12,
 }
+
+// unitSuffixes are the keys of unit written onto a number ("95k",
+// "1.5bn"): at most one of them ends a word whose rest is a number.
+var unitSuffixes = func() []string {
+	var s []string
+	for suf := range unit {
+		if len(suf) <= 2 {
+			s = append(s, suf)
+		}
+	}
+	slices.Sort(s)
+	return s
+}()
 
 // fold maps a word to its shingle: the ticker for a coin's name or ticker,
 // the canonical word of a group of synonyms, a light stem otherwise; ""
