@@ -607,7 +607,11 @@ func (im *importer[T, K]) writeRejects(rejects []reject) error {
 // upsert inserts rows, or updates the rows with the same primary key (or
 // conflict target, when not empty), in one statement. A row equal to the
 // stored one is left alone, so that importing the same data again writes no
-// new row versions.
+// new row versions. The statement returns nothing: bun would otherwise
+// read back the columns it wrote as DEFAULT, and a statement that returns
+// rows is prepared, and kept prepared on its connection, by the driver's
+// statement cache, which for a statement of a whole batch's values is
+// megabytes of the server's memory per batch.
 func upsert[T any](ctx context.Context, tx bun.Tx, rows []T, conflict string) error {
 	if len(rows) == 0 {
 		return nil
@@ -620,6 +624,7 @@ func upsert[T any](ctx context.Context, tx bun.Tx, rows []T, conflict string) er
 		On("CONFLICT (" + conflict + ") DO UPDATE").
 		Where("(" + columns(table.DataFields, string(table.SQLAlias)+".") + ") IS DISTINCT FROM (" +
 			columns(table.DataFields, "EXCLUDED.") + ")").
+		Returning("NULL").
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("upsert into %s: %w", table.Name, err)
