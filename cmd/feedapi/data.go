@@ -125,8 +125,8 @@ func (c importCmd) Run(ctx context.Context, g *globals) error {
 	return res.Err()
 }
 
-// storyWindow maps --story-window to importer.Options.StoryWindow, where 0
-// is the default and the flag's "none" is below 0.
+// storyWindow maps --story-window, where 0 holds no window, to
+// importer.Options.StoryWindow, where 0 is the default and none is below 0.
 func storyWindow(flag int) int {
 	if flag == 0 {
 		return -1

@@ -154,7 +154,10 @@ func Of(title, body string) Features {
 		}
 	}
 	f.Head = f.add(head, make([]string, 0, min(maxWords, len(head))), true)
-	f.Words = f.add(rest, append(make([]string, 0, min(maxWords, len(f.Head)+len(rest))), f.Head...), false)
+	// The headline's shingles are the first words; the body adds its own.
+	all := make([]string, len(f.Head), min(maxWords, len(f.Head)+len(rest)))
+	copy(all, f.Head)
+	f.Words = f.add(rest, all, false)
 	slices.Sort(f.Head)
 	slices.Sort(f.Words)
 	slices.Sort(f.Figures)
@@ -415,9 +418,8 @@ func namesForm(field string, j int) bool {
 	return unicode.IsLetter(before) && unicode.IsDigit(after) || unicode.IsDigit(before) && unicode.IsLetter(after)
 }
 
-// trimPunct trims the full stops and commas around a word, which a
-// figure's characters keep inside it: strings.Trim(w, ".,"), without
-// building a set of the two for each of the many words of an item.
+// trimPunct is strings.Trim(w, ".,") without building the set of the two
+// characters anew for each word.
 func trimPunct(w string) string {
 	for len(w) > 0 && (w[0] == '.' || w[0] == ',') {
 		w = w[1:]
