@@ -111,7 +111,13 @@ func (w *storyWindow) add(m *member) {
 	for _, b := range m.bands {
 		list := w.bands[b]
 		// After the items seen at the same time: the probe's index
-		// returns the latest written first among equal times.
+		// returns the latest written first among equal times. Items
+		// mostly come in time order (a load reads them so, a writer
+		// adds its latest), so the end of the list is looked at first.
+		if len(list) == 0 || !list[len(list)-1].at.After(m.at) {
+			w.bands[b] = append(list, m)
+			continue
+		}
 		i := sort.Search(len(list), func(i int) bool { return list[i].at.After(m.at) })
 		w.bands[b] = slices.Insert(list, i, m)
 	}
