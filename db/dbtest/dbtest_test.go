@@ -3,6 +3,7 @@ package dbtest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -60,6 +61,10 @@ func TestOnlyAbandonedRunsAreDropped(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", runLock(live)); err != nil {
 		t.Fatal(err)
 	}
+	var livePID int
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&livePID); err != nil {
+		t.Fatal(err)
+	}
 	liveDB, liveTemplate := "feedapi_t"+live+"_1", "feedapi_t"+live+"_template"
 	abandonedDB, abandonedTemplate := "feedapi_t"+abandoned+"_7", "feedapi_t"+abandoned+"_template"
 	for _, name := range []string{liveDB, liveTemplate, abandonedDB, abandonedTemplate} {
@@ -77,10 +82,38 @@ func TestOnlyAbandonedRunsAreDropped(t *testing.T) {
 		}
 	}
 
-	// Once the live run ends, its databases are abandoned too.
+	// Once the live run ends, its databases are abandoned too. The server
+	// frees the run's lock when the session's process exits, which is
+	// after the client has closed its connection.
 	conn.Close(ctx)
+	waitLocksFreed(t, livePID)
 	dropLeftovers(ctx)
 	if exists(t, liveDB) {
 		t.Errorf("%s is still there after its run ended", liveDB)
+	}
+}
+
+// waitLocksFreed waits until the server process pid holds no advisory
+// lock: it has exited, or released them.
+func waitLocksFreed(t *testing.T, pid int) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := adminConn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	for deadline := time.Now().Add(time.Minute); ; {
+		var held int
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = $1", pid).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if held == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server process %d still holds %d advisory locks a minute after its client closed", pid, held)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
