@@ -195,17 +195,15 @@ func (f *Features) add(ws []string, to []string, head bool) []string {
 			}
 			w = "#" + v
 		} else {
-			// A coin is named as written, not by a stem that happens to
-			// be a ticker ("filing" is not Filecoin).
-			named := isName(w)
-			w = fold(w)
-			if w == "" {
+			s := shingleOf(w)
+			if s.word == "" {
 				continue
 			}
-			if bit, ok := stanceBits[w]; ok && head {
-				f.Stance |= bit
+			w = s.word
+			if head {
+				f.Stance |= s.stance
 			}
-			if named && isTicker[w] && !slices.Contains(f.Coins, w) {
+			if s.coin && !slices.Contains(f.Coins, w) {
 				f.Coins = append(f.Coins, w)
 			}
 		}
@@ -522,6 +520,77 @@ func fold(w string) string {
 		return ""
 	}
 	return s
+}
+
+// shingle is what a word gives an item's features.
+type shingle struct {
+	word   string // fold's shingle; "" for a word of no news value
+	stance uint64 // the shingle's bits of Features.Stance
+	// coin is set for a ticker named as written, not by a stem that
+	// happens to be a ticker ("filing" is not Filecoin).
+	coin bool
+}
+
+// shingleOf is fold, stanceBits and isName of w in one or two map reads
+// rather than a dozen: a word the tables name is in lexicon; another one
+// names no coin, and its stem is read in stems.
+func shingleOf(w string) shingle {
+	if s, ok := lexicon[w]; ok {
+		return s
+	}
+	st := stem(w)
+	if s, ok := stems[st]; ok {
+		return s
+	}
+	return shingle{word: st}
+}
+
+// newShingle is a word's shingle by the rules themselves: fold, isName
+// and stanceBits.
+func newShingle(w string) shingle {
+	word := fold(w)
+	return shingle{word: word, stance: stanceBits[word], coin: isName(w) && isTicker[word]}
+}
+
+// lexicon holds the shingle of every word whose shingle is not its stem's
+// plain: the coins' names and tickers and their plurals (the only words
+// isName is true of), stop words and synonyms.
+var lexicon = func() map[string]shingle {
+	m := map[string]shingle{}
+	for _, words := range []map[string]bool{keysOf(tickers), isTicker, stop, keysOf(synonyms)} {
+		for w := range words {
+			m[w] = newShingle(w)
+			m[w+"s"] = newShingle(w + "s")
+		}
+	}
+	return m
+}()
+
+// stems holds the shingle of every stem that fold or stanceBits map to
+// something else than the plain stem: for a word not in lexicon, fold is
+// its stem's synonym, "" for a stop word, or the stem itself.
+var stems = func() map[string]shingle {
+	m := map[string]shingle{}
+	for _, words := range []map[string]bool{stop, keysOf(synonyms), keysOf(stanceBits)} {
+		for s := range words {
+			word := s
+			if c, ok := synonyms[s]; ok {
+				word = c
+			} else if stop[s] {
+				word = ""
+			}
+			m[s] = shingle{word: word, stance: stanceBits[word]}
+		}
+	}
+	return m
+}()
+
+func keysOf[V any](m map[string]V) map[string]bool {
+	keys := make(map[string]bool, len(m))
+	for k := range m {
+		keys[k] = true
+	}
+	return keys
 }
 
 // isName tells whether w names a coin as written (a ticker or a name), or

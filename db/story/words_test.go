@@ -1,7 +1,9 @@
 package story
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +34,36 @@ func TestFormNamesAndStemsAreNotCoinsOrFigures(t *testing.T) {
 	if Same(vaneck, rex) {
 		t.Errorf("VanEck's Bittensor filing and REX-Osprey's Polkadot filing are one story; coins %q and %q, figures %q and %q",
 			vaneck.Coins, rex.Coins, vaneck.Figures, rex.Figures)
+	}
+}
+
+// TestShingleOfIsTheRules: the lexicon and stems that shingleOf reads
+// give each word the shingle fold, isName and stanceBits give it, for the
+// words of the labelled events and for the tables' words with the endings
+// stem strips and the plurals isName reads.
+func TestShingleOfIsTheRules(t *testing.T) {
+	data, err := os.ReadFile("testdata/events.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := words(string(data))
+	for _, table := range []map[string]bool{keysOf(tickers), isTicker, stop, keysOf(synonyms), keysOf(stanceBits)} {
+		for w := range table {
+			for _, end := range []string{"", "s", "es", "e", "ed", "ing", "ings", "ation", "ly", "al"} {
+				ws = append(ws, w+end, strings.TrimSuffix(w, "s")+end)
+			}
+		}
+	}
+	ws = append(ws, "filing", "filings", "sols", "solana's", "etfs", "approves", "approval", "approved", "ethers", "surges", "x")
+	checked := 0
+	for _, w := range ws {
+		w = trimPunct(w)
+		if got, want := shingleOf(w), newShingle(w); got != want {
+			t.Errorf("shingleOf(%q) = %+v; the rules give %+v", w, got, want)
+		}
+		checked++
+	}
+	if checked < 5000 {
+		t.Fatalf("checked %d words; the events alone have more", checked)
 	}
 }
