@@ -31,23 +31,25 @@ func Pick(f Features, t time.Time, candidates []Candidate) (story int64, ok bool
 // need not gather its candidates first: between candidates of equal score
 // the first considered wins.
 type Picker struct {
-	f     Features
-	t     time.Time
-	best  float64
-	story int64
-	ok    bool
+	f Features
+	// from and to bound the times within Window of the item's: compared
+	// with Before and After, which cost less than a Sub for each
+	// candidate.
+	from, to time.Time
+	best     float64
+	story    int64
+	ok       bool
 }
 
 // NewPicker picks the story of an item with features f seen at t.
-func NewPicker(f Features, t time.Time) Picker { return Picker{f: f, t: t, best: -1} }
+func NewPicker(f Features, t time.Time) Picker {
+	return Picker{f: f, from: t.Add(-Window), to: t.Add(Window), best: -1}
+}
 
 // Consider weighs a candidate of story, seen at at, whose story began at
 // start.
 func (p *Picker) Consider(story int64, cf *Features, at, start time.Time) {
-	if d := p.t.Sub(at); d > Window || d < -Window {
-		return
-	}
-	if d := p.t.Sub(start); d > Window || d < -Window {
+	if at.Before(p.from) || at.After(p.to) || start.Before(p.from) || start.After(p.to) {
 		return
 	}
 	same, s := match(&p.f, cf)
