@@ -1,6 +1,7 @@
 package story_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/feedapi/feedapi/db/story"
@@ -15,4 +16,43 @@ func BenchmarkFeatures(b *testing.B) {
 		f := story.Of(title, body)
 		_ = f.Bands()
 	}
+}
+
+// BenchmarkFeaturesLabelled is BenchmarkFeatures over the labelled
+// events' items in turn: a feed's words vary from item to item, where the
+// one headline above finds the same few words each time.
+func BenchmarkFeaturesLabelled(b *testing.B) {
+	var items []item
+	for _, ev := range readEvents(b) {
+		items = append(items, ev...)
+	}
+	i := 0
+	for b.Loop() {
+		it := &items[i%len(items)]
+		i++
+		f := story.Of(it.Title, it.Body)
+		_ = f.Bands()
+	}
+}
+
+// BenchmarkIndexLabelled is the detector over the labelled events'
+// items, in time order, added to an empty index: their features and keys,
+// the candidates each finds, and the weighing of them.
+func BenchmarkIndexLabelled(b *testing.B) {
+	var items []item
+	for _, ev := range readEvents(b) {
+		items = append(items, ev...)
+	}
+	slices.SortStableFunc(items, func(x, y item) int { return x.At.Compare(y.At) })
+	features := make([]story.Features, len(items))
+	for i, it := range items {
+		features[i] = story.Of(it.Title, it.Body)
+	}
+	for b.Loop() {
+		x := story.NewIndex()
+		for i := range items {
+			x.Add(features[i], items[i].At)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(items)), "ns/item")
 }

@@ -38,7 +38,7 @@ type pair struct {
 
 // readEvents parses testdata/events.txt (its format is described at its
 // top) into events, each a list of items.
-func readEvents(t *testing.T) [][]item {
+func readEvents(t testing.TB) [][]item {
 	t.Helper()
 	data, err := os.ReadFile("testdata/events.txt")
 	if err != nil {
