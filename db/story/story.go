@@ -16,9 +16,12 @@
 // Same then decides on the shingles themselves, not on the estimate: enough
 // overlap, no contradiction (inflows against outflows, approves against
 // rejects, rises against falls) and the same figures where both give
-// figures (templated headlines such as "ETFs see $512M inflows" are
-// different stories when the figure differs). The time window is the
-// caller's: the index probe only returns items seen within Window.
+// figures: templated headlines such as "ETFs see $512M inflows" are
+// different stories when the figure differs, and so are two headlines
+// most of whose figures the other item does not give, though they share
+// one ("a wallet dormant for 10 years moves 2,693 BTC" and another one's
+// 1,885 BTC). The time window is the caller's: the index probe only
+// returns items seen within Window.
 package story
 
 import (
@@ -76,19 +79,31 @@ type Features struct {
 	// bits share none share no coin, or no figure, which rejects most
 	// candidates without reading their sets from memory.
 	coinBits, figureBits uint64
-	// sets are Head, Words, Coins and Figures hashed and sorted, set by Of
-	// and Decode: a detector weighs each item against dozens of
-	// candidates, and counting what two items share is then a merge of
-	// integers rather than of strings. Two distinct words of 64-bit
-	// hashes collide once in billions of billions of pairs.
+	// sets are Head, Words, Coins and Figures (and the headline's
+	// figures) hashed and sorted, set by Of and Decode: a detector weighs
+	// each item against dozens of candidates, and counting what two items
+	// share is then a merge of integers rather than of strings. Two
+	// distinct words of 64-bit hashes collide once in billions of billions
+	// of pairs.
 	sets *hashedSets
 }
 
-type hashedSets struct{ head, words, coins, figures []uint64 }
+type hashedSets struct {
+	head, words, coins, figures []uint64
+	// headFigures are the figures the headline gives (its shingles
+	// "#"+figure), hashed as figures are.
+	headFigures []uint64
+}
 
-// hashed sets f.sets, the four sets in one array.
+// hashed sets f.sets, the five sets in one array.
 func (f *Features) hashed() {
-	all := make([]uint64, 0, len(f.Head)+len(f.Words)+len(f.Coins)+len(f.Figures))
+	var headFigures []string
+	for _, w := range f.Head {
+		if v, ok := strings.CutPrefix(w, "#"); ok {
+			headFigures = append(headFigures, v)
+		}
+	}
+	all := make([]uint64, 0, len(f.Head)+len(f.Words)+len(f.Coins)+len(f.Figures)+len(headFigures))
 	hash := func(ws []string) []uint64 {
 		start := len(all)
 		for _, w := range ws {
@@ -98,7 +113,8 @@ func (f *Features) hashed() {
 		slices.Sort(hs)
 		return hs
 	}
-	f.sets = &hashedSets{head: hash(f.Head), words: hash(f.Words), coins: hash(f.Coins), figures: hash(f.Figures)}
+	f.sets = &hashedSets{head: hash(f.Head), words: hash(f.Words), coins: hash(f.Coins), figures: hash(f.Figures),
+		headFigures: hash(headFigures)}
 	f.coinBits, f.figureBits = bitsOf(f.sets.coins), bitsOf(f.sets.figures)
 }
 
@@ -306,6 +322,14 @@ func match(a, b *Features) (same bool, score float64) {
 	if len(x.figures) > 0 && len(y.figures) > 0 && figures == 0 {
 		return false, 0 // templated headlines with other figures
 	}
+	if mostlyUnsaid(x.headFigures, y.figures) && mostlyUnsaid(y.headFigures, x.figures) {
+		// Templated headlines that share a figure and differ in those
+		// that tell their events apart: "a wallet dormant for 10 years
+		// moves 2,693 BTC ($268.9M)" and another one's 1,885 BTC
+		// ($188.3M). A rewording adds a figure or rounds one ("nearly
+		// 500K" for 499,096), but says most of the other headline's.
+		return false, 0
+	}
 	// The headlines agree, or one headline is mostly said by the other item.
 	common := intersect(x.head, y.head)
 	union := len(x.head) + len(y.head) - common
@@ -331,6 +355,13 @@ const (
 	headJaccardFigure = 0.3 // when they give a figure in common
 	headCovered       = 0.6 // share of one headline's shingles that the other item says
 )
+
+// mostlyUnsaid tells whether most of a headline's figures (sorted
+// hashes) are not among an item's figures.
+func mostlyUnsaid(headFigures, figures []uint64) bool {
+	said := intersect(headFigures, figures)
+	return len(headFigures)-said > said
+}
 
 // disjoint tells whether two items' bits of coins (or figures) show that
 // both name some and share none.
