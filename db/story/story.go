@@ -543,7 +543,12 @@ func fold(w string) string {
 	if c, ok := synonyms[w]; ok {
 		return c
 	}
-	s := stem(w)
+	return foldStem(stem(w))
+}
+
+// foldStem is fold of a word that is no coin, stop word or synonym as
+// written, from its stem s.
+func foldStem(s string) string {
 	if c, ok := synonyms[s]; ok {
 		return c
 	}
@@ -583,9 +588,10 @@ func newShingle(w string) shingle {
 	return shingle{word: word, stance: stanceBits[word], coin: isName(w) && isTicker[word]}
 }
 
-// lexicon holds the shingle of every word whose shingle is not its stem's
-// plain: the coins' names and tickers and their plurals (the only words
-// isName is true of), stop words and synonyms.
+// lexicon holds the shingle of every word that fold or isName finds in a
+// table as written: the coins' names and tickers and their plurals (the
+// only words isName is true of), stop words and synonyms. Of any other
+// word, fold reads only the stem.
 var lexicon = func() map[string]shingle {
 	m := map[string]shingle{}
 	for _, words := range []map[string]bool{keysOf(tickers), isTicker, stop, keysOf(synonyms)} {
@@ -597,19 +603,13 @@ var lexicon = func() map[string]shingle {
 	return m
 }()
 
-// stems holds the shingle of every stem that fold or stanceBits map to
-// something else than the plain stem: for a word not in lexicon, fold is
-// its stem's synonym, "" for a stop word, or the stem itself.
+// stems holds the shingle of every stem a table names (a synonym, a stop
+// word, a word with stance bits); any other stem is its own shingle.
 var stems = func() map[string]shingle {
 	m := map[string]shingle{}
 	for _, words := range []map[string]bool{stop, keysOf(synonyms), keysOf(stanceBits)} {
 		for s := range words {
-			word := s
-			if c, ok := synonyms[s]; ok {
-				word = c
-			} else if stop[s] {
-				word = ""
-			}
+			word := foldStem(s)
 			m[s] = shingle{word: word, stance: stanceBits[word]}
 		}
 	}
