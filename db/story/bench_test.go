@@ -1,7 +1,6 @@
 package story_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/feedapi/feedapi/db/story"
@@ -22,10 +21,7 @@ func BenchmarkFeatures(b *testing.B) {
 // events' items in turn: a feed's words vary from item to item, where the
 // one headline above finds the same few words each time.
 func BenchmarkFeaturesLabelled(b *testing.B) {
-	var items []item
-	for _, ev := range readEvents(b) {
-		items = append(items, ev...)
-	}
+	items := readItems(b)
 	i := 0
 	for b.Loop() {
 		it := &items[i%len(items)]
@@ -39,11 +35,7 @@ func BenchmarkFeaturesLabelled(b *testing.B) {
 // items, in time order, added to an empty index: their features and keys,
 // the candidates each finds, and the weighing of them.
 func BenchmarkIndexLabelled(b *testing.B) {
-	var items []item
-	for _, ev := range readEvents(b) {
-		items = append(items, ev...)
-	}
-	slices.SortStableFunc(items, func(x, y item) int { return x.At.Compare(y.At) })
+	items := readItems(b)
 	features := make([]story.Features, len(items))
 	for i, it := range items {
 		features[i] = story.Of(it.Title, it.Body)

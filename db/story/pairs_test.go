@@ -80,6 +80,18 @@ func readEvents(t testing.TB) [][]item {
 	return events
 }
 
+// readItems returns the items of all the labelled events, in time order,
+// as a feed brings them.
+func readItems(t testing.TB) []item {
+	t.Helper()
+	var all []item
+	for _, ev := range readEvents(t) {
+		all = append(all, ev...)
+	}
+	slices.SortStableFunc(all, func(a, b item) int { return a.At.Compare(b.At) })
+	return all
+}
+
 // makePairs derives the labelled pairs from the events: every two items of
 // one event (same), and for every two events about a common coin, or with
 // a common source, the items at the same place in each (different): the
@@ -236,12 +248,7 @@ func TestLabelledPairs(t *testing.T) {
 		}
 	}
 
-	events := readEvents(t)
-	var all []item
-	for _, ev := range events {
-		all = append(all, ev...)
-	}
-	slices.SortStableFunc(all, func(a, b item) int { return a.At.Compare(b.At) })
+	all := readItems(t)
 	x := story.NewIndex()
 	storyOf := map[string]int64{}
 	key := func(it item) string { return it.Source + "|" + it.At.String() + "|" + it.Title + "|" + it.Body }
